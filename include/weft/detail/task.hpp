@@ -1,0 +1,42 @@
+// Internal: the unit of work the scheduler runs, and the calls the public
+// templates in <weft/sched.hpp> make into the compiled runtime.
+#pragma once
+#include <cstdint>
+
+namespace weft::detail {
+
+/// A schedulable item. `run` executes it and owns its cleanup. `tag`
+/// names whoever may run it inline while waiting for it (a future's shared
+/// state, a task_group), so a waiter takes back only its own work and never
+/// falls into running unrelated tasks on its stack.
+struct task_base {
+  void (*run)(task_base*) = nullptr;
+  const void* tag = nullptr;
+};
+
+/// Queue `t` on the calling worker (LIFO, stealable) or, from a thread that
+/// is not a worker, on the current rank's injection queue.
+void spawn(task_base* t) noexcept;
+
+/// The rank scheduler the calling thread works for (a worker's own, or the
+/// home rank of a thread the runtime knows), as an opaque handle; nullptr if
+/// none.
+void* current_scheduler() noexcept;
+
+/// Queues `t` on scheduler `sched`: locally if the caller is one of its
+/// workers, else through its injection queue. Wake-ups (a promise set by a
+/// foreign thread, a message handler on another rank) use this so work stays
+/// on the rank that created it.
+void spawn_to(void* sched, task_base* t) noexcept;
+
+/// If the newest task of the calling worker carries `tag` and the fiber has
+/// stack to spare, pop and run it here. Returns whether it ran one.
+bool try_run_inline(const void* tag) noexcept;
+
+/// True on a worker thread of some rank.
+bool on_worker() noexcept;
+
+/// Reports an exception that escaped a detached task and ends the job.
+[[noreturn]] void fatal_uncaught(const char* where) noexcept;
+
+}  // namespace weft::detail

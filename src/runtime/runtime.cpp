@@ -1,0 +1,142 @@
+// The process-wide runtime: parses options, creates this process's ranks
+// (several for smp, one for mpi), starts and stops them.
+#include "weft/runtime.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "runtime/options.hpp"
+#include "runtime/runtime_state.hpp"
+#include "sched/scheduler.hpp"
+#include "sched/topology.hpp"
+#include "weft/detail/future_state.hpp"
+
+namespace weft {
+namespace detail {
+
+namespace {
+std::unique_ptr<process_runtime> g_runtime;
+std::mutex g_init_mutex;
+
+[[noreturn]] void default_fatal(const char* message) noexcept {
+  std::fflush(stdout);
+  std::fprintf(stderr, "weft: rank %d: %s\n", weft::rank(), message);
+  std::fflush(stderr);
+  if (g_runtime && g_runtime->abort_job) g_runtime->abort_job(1);
+  std::_Exit(1);
+}
+}  // namespace
+
+process_runtime* runtime_state() noexcept { return g_runtime.get(); }
+
+}  // namespace detail
+
+void init(int& argc, char** argv) {
+  using namespace detail;
+  std::lock_guard lock(g_init_mutex);
+  if (g_runtime) {
+    std::fprintf(stderr, "weft: init called twice (finalize first)\n");
+    std::exit(2);
+  }
+  bool help = false;
+  runtime_options opts;
+  try {
+    opts = parse_options(argc, argv, help);
+  } catch (const option_error& e) {
+    std::fprintf(stderr, "weft: %s\n%s", e.what(), options_help().c_str());
+    std::exit(2);
+  }
+  if (help) {
+    std::fputs(options_help().c_str(), stdout);
+    std::exit(0);
+  }
+  auto rt = std::make_unique<process_runtime>();
+  rt->opts = opts;
+  fatal_handler = &default_fatal;
+  start_backend(*rt);  // chooses the backend, sets world size and local ranks
+  g_runtime = std::move(rt);
+  home_scheduler() = g_runtime->local[0].get();
+  for (auto& s : g_runtime->local) s->start();
+}
+
+void finalize() {
+  using namespace detail;
+  std::lock_guard lock(g_init_mutex);
+  if (!g_runtime) return;
+  if (on_worker()) {
+    std::fprintf(stderr, "weft: finalize called from inside a task; call it from main\n");
+    std::abort();
+  }
+  stop_backend(*g_runtime);  // global quiescence, then workers stop
+  home_scheduler() = nullptr;
+  g_runtime.reset();
+}
+
+bool is_initialized() noexcept { return detail::g_runtime != nullptr; }
+
+int rank() noexcept {
+  if (detail::worker* w = detail::current_worker()) return w->sched->rank();
+  if (detail::scheduler* s = detail::home_scheduler()) return s->rank();
+  return 0;
+}
+
+int nranks() noexcept { return detail::g_runtime ? detail::g_runtime->world_size : 1; }
+
+int num_threads() noexcept {
+  if (detail::worker* w = detail::current_worker()) return w->sched->num_workers();
+  if (detail::scheduler* s = detail::home_scheduler()) return s->num_workers();
+  return 0;
+}
+
+int thread_index() noexcept {
+  detail::worker* w = detail::current_worker();
+  return w ? w->index : -1;
+}
+
+const char* backend_name() noexcept { return detail::g_runtime ? detail::g_runtime->backend.c_str() : "none"; }
+
+namespace detail {
+
+int run_spmd(int& argc, char** argv, std::function<int(int, char**)> body) {
+  init(argc, argv);
+  struct root final : task_base {
+    std::function<int(int, char**)>* body;
+    int argc;
+    char** argv;
+    int result = 0;
+    event done;
+    static void go(task_base* t) noexcept {
+      auto* self = static_cast<root*>(t);
+      try {
+        self->result = (*self->body)(self->argc, self->argv);
+      } catch (...) {
+        fatal_uncaught("the main task");
+      }
+      self->done.set();
+    }
+  };
+  process_runtime& rt = *runtime_state();
+  std::vector<std::unique_ptr<root>> roots;
+  for (auto& s : rt.local) {
+    auto r = std::make_unique<root>();
+    r->run = &root::go;
+    r->body = &body;
+    r->argc = argc;
+    r->argv = argv;
+    s->inject(r.get());
+    roots.push_back(std::move(r));
+  }
+  int status = 0;
+  for (auto& r : roots) {
+    wait_for(r->done, nullptr);
+    if (status == 0) status = r->result;
+  }
+  finalize();
+  return status;
+}
+
+}  // namespace detail
+}  // namespace weft

@@ -1,0 +1,126 @@
+#include "sched/fiber.hpp"
+
+#include <pthread.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <new>
+#include <utility>
+
+#if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/common_interface_defs.h>
+#define WEFT_ASAN 1
+#endif
+#if defined(__SANITIZE_THREAD__)
+#include <sanitizer/tsan_interface.h>
+#define WEFT_TSAN 1
+#endif
+
+namespace weft::detail {
+
+namespace {
+std::size_t page_size() {
+  static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
+  return p;
+}
+}  // namespace
+
+fiber* fiber_create(std::size_t stack_size) {
+  const std::size_t page = page_size();
+  stack_size = (stack_size + page - 1) / page * page;
+  const std::size_t total = stack_size + page;
+  void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) throw std::bad_alloc();
+  if (mprotect(base, page, PROT_NONE) != 0) {  // overflow hits this page and faults
+    munmap(base, total);
+    throw std::bad_alloc();
+  }
+  auto* f = new fiber;
+  f->stack_lo = static_cast<char*>(base) + page;
+  f->stack_size = stack_size;
+#if WEFT_TSAN
+  f->tsan = __tsan_create_fiber(0);
+#endif
+  return f;
+}
+
+void fiber_destroy(fiber* f) noexcept {
+  if (f == nullptr) return;
+  if (f->owns_stack) {
+    munmap(f->stack_lo - page_size(), f->stack_size + page_size());
+#if WEFT_TSAN
+    __tsan_destroy_fiber(f->tsan);
+#endif
+  }
+  delete f;
+}
+
+fiber* fiber_for_thread() {
+  auto* f = new fiber;
+  f->owns_stack = false;
+  pthread_attr_t attr;
+  if (pthread_getattr_np(pthread_self(), &attr) == 0) {
+    void* addr = nullptr;
+    std::size_t size = 0;
+    pthread_attr_getstack(&attr, &addr, &size);
+    f->stack_lo = static_cast<char*>(addr);
+    f->stack_size = size;
+    pthread_attr_destroy(&attr);
+  }
+#if WEFT_TSAN
+  f->tsan = __tsan_get_current_fiber();
+#endif
+  return f;
+}
+
+void fiber_prepare(fiber* f, void (*entry)(bctx::transfer_t)) noexcept {
+  f->ctx = bctx::make_fcontext(f->stack_lo + f->stack_size, f->stack_size, entry);
+}
+
+bctx::transfer_t fiber_jump(fiber* from, fiber* to, void* data, bool forever) noexcept {
+#if WEFT_ASAN
+  __sanitizer_start_switch_fiber(forever ? nullptr : &from->asan_fake_stack, to->stack_lo, to->stack_size);
+#else
+  (void)from;
+  (void)forever;
+#endif
+#if WEFT_TSAN
+  __tsan_switch_to_fiber(to->tsan, 0);
+#endif
+  bctx::transfer_t t = bctx::jump_fcontext(to->ctx, data);
+#if WEFT_ASAN
+  __sanitizer_finish_switch_fiber(from->asan_fake_stack, nullptr, nullptr);
+#endif
+  return t;
+}
+
+void fiber_started(fiber* self) noexcept {
+#if WEFT_ASAN
+  __sanitizer_finish_switch_fiber(nullptr, nullptr, nullptr);
+#endif
+  (void)self;
+}
+
+fiber_pool::~fiber_pool() {
+  while (free_ != nullptr) fiber_destroy(std::exchange(free_, free_->next_free));
+}
+
+fiber* fiber_pool::take() {
+  if (free_ == nullptr) return fiber_create(stack_size_);
+  --count_;
+  return std::exchange(free_, free_->next_free);
+}
+
+void fiber_pool::give(fiber* f) noexcept {
+  if (count_ >= keep_) {
+    fiber_destroy(f);
+    return;
+  }
+  f->next_free = free_;
+  free_ = f;
+  ++count_;
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,394 @@
+#include "sched/scheduler.hpp"
+
+#include <linux/futex.h>
+#include <sched.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <ctime>
+
+#include "sched/topology.hpp"
+#include "weft/detail/future_state.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+thread_local worker* tls_worker = nullptr;
+thread_local scheduler* tls_home = nullptr;
+
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
+// Futex on a 32-bit atomic, with an optional timeout (std::atomic::wait has none).
+void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
+  timespec ts{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
+          timeout_ns > 0 ? &ts : nullptr, nullptr, 0);
+}
+void futex_wake(std::atomic<std::uint32_t>& word, int n) noexcept {
+  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
+}
+
+// ---- fiber switching ---------------------------------------------------------
+
+/// What the fiber we switch to must do on behalf of the one we leave, once
+/// the leaving fiber's context is saved (doing it earlier would let another
+/// worker resume a fiber that has not finished stopping).
+struct switch_action {
+  enum kind_t { none, recycle, wait, yield } kind;
+  fiber* from;
+  event* ev = nullptr;
+  waiter* node = nullptr;
+};
+
+struct fiber_waiter : waiter {
+  fiber* f;
+  scheduler* home;
+};
+
+void make_runnable(fiber* f, scheduler* home) noexcept { spawn_to(home, &f->resume); }
+
+void after_switch(bctx::transfer_t t) noexcept {
+  auto* act = static_cast<switch_action*>(t.data);
+  fiber* from = act->from;
+  from->ctx = t.fctx;
+  worker* w = current_worker();
+  switch (act->kind) {
+    case switch_action::none:
+      break;
+    case switch_action::recycle:
+      w->pool.give(from);
+      break;
+    case switch_action::wait: {
+      event* ev = act->ev;  // copy out: once queued, `from` may resume and reuse its stack
+      waiter* node = act->node;
+      w->finished.inc();
+      if (!ev->add(node)) make_runnable(from, w->sched);
+      break;
+    }
+    case switch_action::yield:
+      w->finished.inc();
+      w->spawned.inc();
+      w->yielded.push_back(&from->resume);
+      break;
+  }
+}
+
+[[noreturn]] void fiber_main(bctx::transfer_t t) noexcept;
+void resume_fiber(task_base* t) noexcept;
+
+/// Leaves the running fiber for a fresh one that runs the worker loop.
+void switch_to_fresh(worker* w, switch_action& act) noexcept {
+  fiber* self = w->current;
+  self->resume.run = &resume_fiber;
+  fiber* next = w->pool.take();
+  fiber_prepare(next, &fiber_main);
+  w->current = next;
+  bctx::transfer_t t = fiber_jump(self, next, &act, false);
+  after_switch(t);  // resumed, possibly on another worker
+}
+
+void resume_fiber(task_base* t) noexcept {
+  fiber* target = reinterpret_cast<fiber*>(reinterpret_cast<char*>(t) - offsetof(fiber, resume));
+  worker* w = current_worker();
+  fiber* self = w->current;
+  w->current = target;
+  switch_action act{switch_action::recycle, self};
+  fiber_jump(self, target, &act, true);
+  __builtin_unreachable();  // nobody resumes a recycled context
+}
+
+[[noreturn]] void fiber_main(bctx::transfer_t t) noexcept {
+  fiber_started(current_worker()->current);
+  after_switch(t);
+  for (;;) {
+    worker* w = current_worker();
+    task_base* item = w->sched->find_work(*w);
+    if (item == nullptr) {
+      if (w->sched->idle_wait(*w)) {
+        fiber* self = w->current;
+        switch_action act{switch_action::recycle, self};
+        fiber_jump(self, w->thread_fiber, &act, true);
+        __builtin_unreachable();
+      }
+      continue;
+    }
+    item->run(item);
+    current_worker()->finished.inc();
+  }
+}
+
+}  // namespace
+
+void (*fatal_handler)(const char* message) noexcept = nullptr;
+
+worker* current_worker() noexcept {
+  worker* volatile w = tls_worker;  // volatile read: no caching across fiber switches
+  return w;
+}
+
+scheduler*& home_scheduler() noexcept { return tls_home; }
+
+// ---- scheduler ---------------------------------------------------------------
+
+scheduler::scheduler(int rank, const sched_options& opts) : rank_(rank), opts_(opts) {
+  if (opts_.threads < 1) opts_.threads = 1;
+  for (int i = 0; i < opts_.threads; ++i) {
+    workers_.push_back(std::make_unique<worker>(this, i, opts_.stack_size));
+    workers_.back()->rng = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1) + static_cast<std::uint64_t>(rank);
+  }
+}
+
+scheduler::~scheduler() {
+  if (!stopping_.load()) stop();
+}
+
+void scheduler::start() {
+  for (auto& w : workers_) {
+    worker* wp = w.get();
+    w->thread = std::thread([this, wp] { worker_main(*wp); });
+  }
+}
+
+void scheduler::worker_main(worker& w) {
+  tls_worker = &w;
+  tls_home = this;
+  if (opts_.pin) pin_this_thread(opts_.first_core + w.index);
+  w.thread_fiber = fiber_for_thread();
+  fiber* f = w.pool.take();
+  fiber_prepare(f, &fiber_main);
+  w.current = f;
+  switch_action act{switch_action::none, w.thread_fiber};
+  bctx::transfer_t t = fiber_jump(w.thread_fiber, f, &act, false);
+  after_switch(t);  // the last fiber handed itself back to the pool
+  fiber_destroy(w.thread_fiber);
+  w.thread_fiber = nullptr;
+  tls_worker = nullptr;
+}
+
+void scheduler::stop() {
+  wait_quiescent();
+  stopping_.store(true, std::memory_order_seq_cst);
+  wake_all();
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+void scheduler::inject(task_base* t) noexcept {
+  {
+    std::lock_guard lock(inject_mutex_);
+    injected_.push_back(t);
+    injected_size_.fetch_add(1, std::memory_order_release);
+    injected_spawned_.fetch_add(1, std::memory_order_release);
+  }
+  wake_one();
+}
+
+task_base* scheduler::take_injected() noexcept {
+  if (injected_size_.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard lock(inject_mutex_);
+  if (injected_.empty()) return nullptr;
+  task_base* t = injected_.front();
+  injected_.pop_front();
+  injected_size_.fetch_sub(1, std::memory_order_relaxed);
+  return t;
+}
+
+void scheduler::wake_one() noexcept {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  if (sleepers.load(std::memory_order_relaxed) > 0) {
+    epoch_.fetch_add(1, std::memory_order_seq_cst);
+    futex_wake(epoch_, 1);
+  }
+}
+
+void scheduler::wake_all() noexcept {
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(epoch_, 1 << 30);
+}
+
+bool scheduler::has_visible_work() const noexcept {
+  if (injected_size_.load(std::memory_order_acquire) != 0) return true;
+  for (auto& w : workers_)
+    if (!w->deque.empty()) return true;
+  return false;
+}
+
+task_base* scheduler::find_work(worker& w) noexcept {
+  if (task_base* t = w.deque.pop()) return t;
+  if (task_base* t = take_injected()) return t;
+  if (!w.yielded.empty()) {
+    task_base* t = w.yielded.front();
+    w.yielded.pop_front();
+    return t;
+  }
+  const int n = num_workers();
+  if (n > 1) {
+    // xorshift64: a random first victim, then every other worker in turn.
+    w.rng ^= w.rng << 13;
+    w.rng ^= w.rng >> 7;
+    w.rng ^= w.rng << 17;
+    int start = static_cast<int>(w.rng % static_cast<std::uint64_t>(n));
+    for (int k = 0; k < n; ++k) {
+      int v = (start + k) % n;
+      if (v == w.index) continue;
+      if (task_base* t = workers_[v]->deque.steal()) return t;
+    }
+  }
+  return nullptr;
+}
+
+bool scheduler::idle_wait(worker& w) noexcept {
+  // Spin (cheap, fast reaction), then give the core away, then sleep.
+  for (int i = 0; i < opts_.spin_rounds; ++i) {
+    if (has_visible_work() || !w.yielded.empty()) return false;
+    if (idle_poll && idle_poll()) return false;
+    cpu_relax();
+  }
+  for (int i = 0; i < opts_.yield_rounds; ++i) {
+    if (has_visible_work() || !w.yielded.empty()) return false;
+    if (idle_poll && idle_poll()) return false;
+    sched_yield();
+  }
+  if (stopping_.load(std::memory_order_acquire)) return true;
+  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  std::uint32_t e = epoch_.load(std::memory_order_seq_cst);
+  if (!has_visible_work() && !stopping_.load(std::memory_order_seq_cst))
+    // With a poll hook (worker-driven progress) nap briefly instead, so
+    // incoming messages are still noticed.
+    futex_wait(epoch_, e, idle_poll ? 200000L : 0L);
+  sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  return false;
+}
+
+bool scheduler::quiescent() const noexcept {
+  // Read finished before spawned: every finished item was spawned earlier,
+  // so equal sums mean nothing was outstanding when `finished` was read.
+  std::uint64_t fin = 0, spawned = 0;
+  for (auto& w : workers_) fin += w->finished.get();
+  for (auto& w : workers_) spawned += w->spawned.get();
+  spawned += injected_spawned_.load(std::memory_order_acquire);
+  return fin == spawned;
+}
+
+void scheduler::wait_quiescent() const noexcept {
+  int rounds = 0;
+  while (!quiescent()) {
+    if (++rounds < 100)
+      sched_yield();
+    else
+      usleep(50);
+  }
+}
+
+// ---- the calls <weft/sched.hpp> makes ----------------------------------------
+
+bool on_worker() noexcept { return current_worker() != nullptr; }
+
+void* current_scheduler() noexcept {
+  if (worker* w = current_worker()) return w->sched;
+  return home_scheduler();
+}
+
+void spawn_to(void* target, task_base* t) noexcept {
+  worker* w = current_worker();
+  if (w != nullptr && (target == nullptr || target == w->sched)) {
+    w->deque.push(t);
+    w->spawned.inc();
+    w->sched->wake_one();
+    return;
+  }
+  auto* s = static_cast<scheduler*>(target);
+  if (s == nullptr) s = home_scheduler();
+  if (s == nullptr) {
+    std::fputs("weft: a task was started outside a running weft runtime (call weft::init or weft::run first)\n", stderr);
+    std::abort();
+  }
+  s->inject(t);
+}
+
+void spawn(task_base* t) noexcept { spawn_to(nullptr, t); }
+
+bool try_run_inline(const void* tag) noexcept {
+  worker* w = current_worker();
+  if (w == nullptr) return false;
+  // Keep half the stack for whatever the inlined task does; past that, block
+  // and let a fresh fiber take the work, so recursion depth is unbounded.
+  if (stack_left(w->current) < w->pool.stack_size() / 2) return false;
+  task_base* t = w->deque.pop();
+  if (t == nullptr) return false;
+  if (t->tag != tag) {
+    w->deque.push(t);  // not ours: put it back where it was
+    return false;
+  }
+  t->run(t);
+  current_worker()->finished.inc();
+  return true;
+}
+
+void wait_for(event& e, const void* tag) noexcept {
+  worker* w = current_worker();
+  if (w == nullptr) {
+    struct thread_waiter : waiter {
+      std::atomic<std::uint32_t> flag{0};
+    } node;
+    node.notify = [](waiter* n) noexcept {
+      auto* tw = static_cast<thread_waiter*>(n);
+      tw->flag.store(1, std::memory_order_release);
+      futex_wake(tw->flag, 1);
+    };
+    if (e.add(&node))
+      while (node.flag.load(std::memory_order_acquire) == 0) futex_wait(node.flag, 0, 0);
+    return;
+  }
+  while (!e.is_set()) {
+    if (tag != nullptr && try_run_inline(tag)) continue;
+    w = current_worker();
+    fiber_waiter node;
+    node.f = w->current;
+    node.home = w->sched;
+    node.notify = [](waiter* n) noexcept {
+      auto* fw = static_cast<fiber_waiter*>(n);
+      make_runnable(fw->f, fw->home);
+    };
+    switch_action act{switch_action::wait, w->current, &e, &node};
+    switch_to_fresh(w, act);
+  }
+}
+
+[[noreturn]] void fatal_uncaught(const char* where) noexcept {
+  char msg[1024];
+  try {
+    throw;
+  } catch (const std::exception& ex) {
+    std::snprintf(msg, sizeof msg, "uncaught exception in %s: %s", where, ex.what());
+  } catch (...) {
+    std::snprintf(msg, sizeof msg, "uncaught exception of unknown type in %s", where);
+  }
+  if (fatal_handler != nullptr) fatal_handler(msg);
+  std::fprintf(stderr, "weft: %s\n", msg);
+  std::_Exit(1);
+}
+
+}  // namespace weft::detail
+
+namespace weft::this_task {
+void yield() {
+  using namespace weft::detail;
+  worker* w = current_worker();
+  if (w == nullptr) {
+    std::this_thread::yield();
+    return;
+  }
+  switch_action act{switch_action::yield, w->current};
+  switch_to_fresh(w, act);
+}
+}  // namespace weft::this_task

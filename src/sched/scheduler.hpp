@@ -1,0 +1,118 @@
+// One rank's worker pool: threads pinned to cores, each running fibers that
+// pull tasks from its own work-stealing deque, the rank's injection queue
+// (work from non-worker threads), and other workers' deques.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "sched/fiber.hpp"
+#include "sched/ws_deque.hpp"
+#include "weft/detail/task.hpp"
+
+namespace weft::detail {
+
+struct sched_options {
+  int threads = 1;
+  bool pin = true;
+  int first_core = 0;                    // worker i is pinned to core first_core + i
+  std::size_t stack_size = 256 * 1024;   // per fiber, plus a guard page
+  int spin_rounds = 2000;                // idle: polls before yielding the CPU
+  int yield_rounds = 64;                 // idle: sched_yield rounds before sleeping
+};
+
+class scheduler;
+
+/// Counter with one writer (its worker) and many readers: a plain store,
+/// no read-modify-write on the hot path.
+struct owned_counter {
+  std::atomic<std::uint64_t> v{0};
+  void inc() noexcept { v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
+  std::uint64_t get() const noexcept { return v.load(std::memory_order_acquire); }
+};
+
+struct worker {
+  worker(scheduler* s, int i, std::size_t stack_size) : sched(s), index(i), pool(stack_size) {}
+  scheduler* sched;
+  int index;
+  ws_deque<task_base*> deque;
+  fiber_pool pool;
+  fiber* current = nullptr;        // fiber running on this worker now
+  fiber* thread_fiber = nullptr;   // the OS thread's own stack, to exit through
+  std::deque<task_base*> yielded;  // this_task::yield() resumptions, FIFO
+  std::uint64_t rng = 0;
+  std::thread thread;
+  // Work items made runnable here / segments of work that ended here; the
+  // rank is quiescent when the sums agree (see scheduler::quiescent).
+  alignas(64) owned_counter spawned;
+  owned_counter finished;
+};
+
+/// The calling thread's worker, or nullptr. Not inlined: a fiber may move
+/// between threads, so the TLS address must be recomputed on every call.
+worker* current_worker() noexcept;
+
+class scheduler {
+ public:
+  scheduler(int rank, const sched_options& opts);
+  ~scheduler();
+  scheduler(const scheduler&) = delete;
+  scheduler& operator=(const scheduler&) = delete;
+
+  void start();
+  /// Waits until no task is queued or running, then stops the workers.
+  void stop();
+
+  /// Queues work from a thread that is not one of this rank's workers.
+  void inject(task_base* t) noexcept;
+  /// Wakes a sleeping worker if there is one (after new work appeared).
+  void wake_one() noexcept;
+  void wake_all() noexcept;
+
+  /// No task queued or running on this rank (external threads aside).
+  bool quiescent() const noexcept;
+  /// Blocks the calling (non-worker) thread until quiescent().
+  void wait_quiescent() const noexcept;
+
+  /// Polled by idle workers (the comm layer's progress in worker mode).
+  /// Returns whether it did anything. Set before start().
+  std::function<bool()> idle_poll;
+
+  int rank() const noexcept { return rank_; }
+  int num_workers() const noexcept { return static_cast<int>(workers_.size()); }
+  const sched_options& options() const noexcept { return opts_; }
+
+  // -- used by the worker loop ------------------------------------------
+  task_base* find_work(worker& w) noexcept;
+  bool idle_wait(worker& w) noexcept;  // true: stop and exit
+  std::atomic<int> sleepers{0};
+
+ private:
+  void worker_main(worker& w);
+  task_base* take_injected() noexcept;
+  bool has_visible_work() const noexcept;
+
+  int rank_;
+  sched_options opts_;
+  std::vector<std::unique_ptr<worker>> workers_;
+  mutable std::mutex inject_mutex_;
+  std::deque<task_base*> injected_;
+  std::atomic<std::size_t> injected_size_{0};
+  std::atomic<std::uint64_t> injected_spawned_{0};
+  std::atomic<std::uint32_t> epoch_{0};
+  std::atomic<bool> stopping_{false};
+};
+
+/// The rank a non-worker thread acts for (set by the runtime for the main
+/// thread and helper threads); nullptr if none.
+scheduler*& home_scheduler() noexcept;
+
+/// Hook the runtime installs to end the whole job (all ranks) on a fatal error.
+extern void (*fatal_handler)(const char* message) noexcept;
+
+}  // namespace weft::detail
