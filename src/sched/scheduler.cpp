@@ -130,12 +130,15 @@ void resume_fiber(task_base* t) noexcept {
 
 void (*fatal_handler)(const char* message) noexcept = nullptr;
 
-worker* current_worker() noexcept {
-  worker* volatile w = tls_worker;  // volatile read: no caching across fiber switches
+// Never inlined: a fiber can resume on another thread, so the address of a
+// thread_local must be computed afresh on every call, not hoisted out of a
+// loop that contains a fiber switch.
+[[gnu::noinline]] worker* current_worker() noexcept {
+  worker* volatile w = tls_worker;
   return w;
 }
 
-scheduler*& home_scheduler() noexcept { return tls_home; }
+[[gnu::noinline]] scheduler*& home_scheduler() noexcept { return tls_home; }
 
 // ---- scheduler ---------------------------------------------------------------
 
