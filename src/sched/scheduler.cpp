@@ -183,9 +183,13 @@ void scheduler::stop() {
   wake_all();
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
+  while (injectors_.load(std::memory_order_acquire) != 0) sched_yield();
 }
 
 void scheduler::inject(task_base* t) noexcept {
+  // The task is visible (and may complete, letting finalize proceed) before
+  // this call returns, so announce ourselves: stop() waits for us to leave.
+  injectors_.fetch_add(1, std::memory_order_acq_rel);
   {
     std::lock_guard lock(inject_mutex_);
     injected_.push_back(t);
@@ -193,6 +197,7 @@ void scheduler::inject(task_base* t) noexcept {
     injected_spawned_.fetch_add(1, std::memory_order_release);
   }
   wake_one();
+  injectors_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
 task_base* scheduler::take_injected() noexcept {

@@ -104,6 +104,7 @@ class scheduler {
   std::deque<task_base*> injected_;
   std::atomic<std::size_t> injected_size_{0};
   std::atomic<std::uint64_t> injected_spawned_{0};
+  std::atomic<int> injectors_{0};  // external threads inside inject(): stop() waits for them
   std::atomic<std::uint32_t> epoch_{0};
   std::atomic<bool> stopping_{false};
 };

@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The README's test command. Installs what is missing, builds the Release
+# preset, runs every test (unit, multi-rank on smp and under mpiexec, the
+# Python tools), then builds the tests under ThreadSanitizer and runs them
+# again.   Usage: scripts/test.sh [--no-sanitizer]
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+sanitizer=tsan
+[[ "${1:-}" == "--no-sanitizer" ]] && sanitizer=""
+
+bash scripts/setup.sh
+jobs=$(nproc)
+
+echo "== release build"
+cmake --preset release >/dev/null
+cmake --build --preset release -j "$jobs"
+echo "== release tests"
+ctest --preset release -j "$jobs"
+
+if [[ -n "$sanitizer" ]]; then
+  echo "== $sanitizer build (tests only)"
+  cmake --preset "$sanitizer" >/dev/null
+  cmake --build --preset "$sanitizer" -j "$jobs"
+  echo "== $sanitizer tests"
+  ctest --preset "$sanitizer" -j "$jobs"
+fi
