@@ -460,7 +460,7 @@ class task_group {
 
  private:
   template <class F>
-  struct item final : detail::task_base {
+  struct item final : detail::task_base, detail::pooled {
     item(task_group* g, F&& f) : group(g), fn(std::move(f)) { init(); }
     item(task_group* g, const F& f) : group(g), fn(f) { init(); }
     void init() {

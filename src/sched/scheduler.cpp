@@ -211,7 +211,7 @@ task_base* scheduler::take_injected() noexcept {
 }
 
 void scheduler::wake_one() noexcept {
-  std::atomic_thread_fence(std::memory_order_seq_cst);
+  full_fence();
   if (sleepers.load(std::memory_order_relaxed) > 0) {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     futex_wake(epoch_, 1);

@@ -8,6 +8,8 @@
 #include <memory>
 #include <vector>
 
+#include "sched/fence.hpp"
+
 namespace weft::detail {
 
 template <class T>
@@ -37,7 +39,7 @@ class ws_deque {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     ring* a = array_.load(std::memory_order_relaxed);
     bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
     std::int64_t t = top_.load(std::memory_order_relaxed);
     if (t > b) {  // empty
       bottom_.store(b + 1, std::memory_order_relaxed);
@@ -55,7 +57,7 @@ class ws_deque {
   /// Any thread: oldest element, or nullptr (empty or lost a race).
   T steal() {
     std::int64_t t = top_.load(std::memory_order_acquire);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
+    full_fence();
     std::int64_t b = bottom_.load(std::memory_order_acquire);
     if (t >= b) return nullptr;
     ring* a = array_.load(std::memory_order_acquire);

@@ -9,6 +9,7 @@
 #include <utility>
 
 #include "weft/detail/task.hpp"
+#include "weft/detail/task_alloc.hpp"
 
 namespace weft::detail {
 
@@ -58,7 +59,7 @@ class event {
 /// inline first (see try_run_inline).
 void wait_for(event& e, const void* tag) noexcept;
 
-class state_base {
+class state_base : public pooled {
  public:
   state_base(const state_base&) = delete;
   state_base& operator=(const state_base&) = delete;
