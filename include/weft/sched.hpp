@@ -382,7 +382,10 @@ class when_all_state final : public state<Result> {
     if (!s->add_waiter(&nodes_[i])) arrive();
   }
   void arrive() noexcept {
-    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) this->set_value(std::move(result_));
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
+      this->set_value(std::move(result_));
+      this->release();  // the reference held while inputs were pending
+    }
   }
   Result& result() noexcept { return result_; }
 

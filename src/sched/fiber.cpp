@@ -10,6 +10,7 @@
 #include <utility>
 
 #if defined(__SANITIZE_ADDRESS__)
+#include <sanitizer/asan_interface.h>
 #include <sanitizer/common_interface_defs.h>
 #define WEFT_ASAN 1
 #endif
@@ -76,6 +77,11 @@ fiber* fiber_for_thread() {
 }
 
 void fiber_prepare(fiber* f, void (*entry)(bctx::transfer_t)) noexcept {
+#if WEFT_ASAN
+  // A recycled stack still carries the redzone poison of the frames it was
+  // abandoned with (they were never unwound): clear it before reuse.
+  __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
   f->ctx = bctx::make_fcontext(f->stack_lo + f->stack_size, f->stack_size, entry);
 }
 
