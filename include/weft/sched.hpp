@@ -20,6 +20,7 @@
 #include <exception>
 #include <functional>
 #include <iterator>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
@@ -434,6 +435,78 @@ auto when_all(std::vector<F>&& v) {
 template <class F>
 auto when_all(std::vector<F>& v) {
   return when_all(v.begin(), v.end());
+}
+
+// ---- dataflow ---------------------------------------------------------------
+
+namespace detail {
+
+/// One object per dataflow task: the result state, the task, the inputs and
+/// one waiter per input (inline for up to 4 inputs). Runs when the last input
+/// becomes ready, on the rank that created it.
+template <class R, class Fn, class In>
+class dataflow_task final : public state<R>, public task_base {
+ public:
+  struct node : waiter {
+    dataflow_task* owner;
+  };
+  dataflow_task(Fn&& fn, std::vector<In>&& in)
+      : state<R>([](state_base* s) { delete static_cast<dataflow_task*>(s); }, 2),
+        fn_(std::move(fn)),
+        in_(std::move(in)),
+        remaining_(in_.size() + 1),
+        home_(current_scheduler()) {
+    task_base::run = &run_it;
+    task_base::tag = static_cast<state_base*>(this);
+    if (in_.size() > inline_nodes) heap_nodes_.reset(new node[in_.size()]);
+  }
+  void arm() noexcept {
+    node* nodes = heap_nodes_ ? heap_nodes_.get() : inline_;
+    for (std::size_t i = 0; i < in_.size(); ++i) {
+      nodes[i].owner = this;
+      nodes[i].notify = [](waiter* w) noexcept { static_cast<node*>(w)->owner->arrive(true); };
+      if (!access<void>::get(in_[i])->add_waiter(&nodes[i])) arrive(false);
+    }
+    arrive(false);
+  }
+
+ private:
+  static constexpr std::size_t inline_nodes = 4;
+  void arrive(bool from_notify) noexcept {
+    if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
+    if (from_notify)
+      spawn_to(home_, this);
+    else
+      spawn(this);
+  }
+  static void run_it(task_base* t) noexcept {
+    auto* self = static_cast<dataflow_task*>(t);
+    auto call = [self]() -> decltype(auto) { return std::invoke(self->fn_, self->in_); };
+    fulfil<R>(*self, call);
+    self->in_.clear();  // drop input references as soon as possible
+    self->release();
+  }
+  Fn fn_;
+  std::vector<In> in_;
+  std::atomic<std::size_t> remaining_;
+  void* home_;
+  node inline_[inline_nodes];
+  std::unique_ptr<node[]> heap_nodes_;
+};
+
+}  // namespace detail
+
+/// Runs `f(inputs)` as a task once every future in `inputs` is ready (a
+/// dataflow node); returns the future of its result. `inputs` is a vector of
+/// future<T> or shared_future<T>, passed to `f` as `std::vector<...>&` (all
+/// ready: get() on them does not block). One allocation per node.
+template <class F, class Fut>
+auto dataflow(F&& f, std::vector<Fut> inputs) {
+  using Fn = std::decay_t<F>;
+  using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
+  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs));
+  t->arm();
+  return detail::access<void>::template make<R>(t);
 }
 
 // ---- fork-join --------------------------------------------------------------

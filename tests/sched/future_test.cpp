@@ -1,5 +1,6 @@
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <memory>
 #include <stdexcept>
@@ -167,4 +168,59 @@ TEST(Future, MakeExceptionalFuture) {
   auto f = weft::make_exceptional_future<int>(std::make_exception_ptr(std::runtime_error("e")));
   EXPECT_TRUE(f.is_ready());
   EXPECT_THROW(f.get(), std::runtime_error);
+}
+
+TEST(Dataflow, RunsWhenAllInputsReadyAndChains) {
+  scoped_runtime rt({"--weft:threads=2"});
+  // A 1-D stencil of dataflow nodes, 50 steps wide 7: each node sums its
+  // three (clipped) neighbours from the previous step.
+  const int W = 7, T = 50;
+  std::vector<weft::shared_future<long>> prev(W), cur(W);
+  std::vector<long> ref(W, 1), nref(W);
+  for (int x = 0; x < W; ++x) prev[x] = weft::make_ready_future(1L).share();
+  for (int t = 0; t < T; ++t) {
+    for (int x = 0; x < W; ++x) {
+      std::vector<weft::shared_future<long>> in;
+      long r = 0;
+      for (int d = std::max(0, x - 1); d <= std::min(W - 1, x + 1); ++d) {
+        in.push_back(prev[d]);
+        r += ref[d];
+      }
+      nref[x] = r % 1000003;
+      cur[x] = weft::dataflow(
+                   [](std::vector<weft::shared_future<long>>& v) {
+                     long s = 0;
+                     for (auto& f : v) {
+                       EXPECT_TRUE(f.is_ready());
+                       s += f.get();
+                     }
+                     return s % 1000003;
+                   },
+                   std::move(in))
+                   .share();
+    }
+    std::swap(prev, cur);
+    std::swap(ref, nref);
+  }
+  for (int x = 0; x < W; ++x) EXPECT_EQ(prev[x].get(), ref[x]);
+}
+
+TEST(Dataflow, ManyInputsEmptyInputsAndExceptions) {
+  scoped_runtime rt({"--weft:threads=2"});
+  std::vector<weft::future<int>> many;
+  for (int i = 0; i < 20; ++i) many.push_back(weft::async([i] { return i; }));
+  auto sum = weft::dataflow(
+      [](std::vector<weft::future<int>>& v) {
+        int s = 0;
+        for (auto& f : v) s += f.get();
+        return s;
+      },
+      std::move(many));
+  EXPECT_EQ(sum.get(), 190);
+  auto none = weft::dataflow([](std::vector<weft::future<int>>& v) { return int(v.size()); }, std::vector<weft::future<int>>{});
+  EXPECT_EQ(none.get(), 0);
+  std::vector<weft::future<int>> bad;
+  bad.push_back(weft::async([]() -> int { throw std::runtime_error("input failed"); }));
+  auto propagated = weft::dataflow([](std::vector<weft::future<int>>& v) { return v[0].get(); }, std::move(bad));
+  EXPECT_THROW(propagated.get(), std::runtime_error);
 }
