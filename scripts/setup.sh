@@ -40,8 +40,8 @@ if [ ! -x "$venv/bin/python" ]; then
   echo "setup: creating $venv"
   "$py" -m venv "$venv"
 fi
-if ! "$venv/bin/python" -c 'import numpy, matplotlib' 2>/dev/null; then
-  echo "setup: installing numpy, matplotlib into the venv"
+if ! "$venv/bin/python" -c 'import numpy, matplotlib, pytest' 2>/dev/null; then
+  echo "setup: installing tools/requirements.txt into the venv"
   "$venv/bin/pip" install -q --disable-pip-version-check -r "$here/tools/requirements.txt"
 fi
 echo "setup: done"
