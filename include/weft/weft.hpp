@@ -1,4 +1,6 @@
 // weft — one include for the whole runtime.
 #pragma once
+#include "weft/am.hpp"
+#include "weft/coll.hpp"
 #include "weft/runtime.hpp"
 #include "weft/sched.hpp"

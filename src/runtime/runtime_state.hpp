@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include "am/message.hpp"
+#include "am/rank_comm.hpp"
 #include "runtime/options.hpp"
 #include "sched/scheduler.hpp"
 
@@ -17,6 +19,9 @@ struct process_runtime {
   int world_size = 1;
   int first_rank = 0;                                // global rank of local[0]
   std::vector<std::unique_ptr<scheduler>> local;     // this process's ranks
+  std::vector<std::unique_ptr<rank_comm>> comms;     // one per local rank
+  std::vector<std::unique_ptr<am_transport>> transports;
+  std::shared_ptr<void> backend_state;               // the backend's own objects
   std::function<void(int)> abort_job;                // ends every rank (mpi: MPI_Abort)
   std::function<void()> shutdown;                    // backend teardown after workers stop
 };

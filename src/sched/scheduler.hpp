@@ -79,6 +79,9 @@ class scheduler {
   /// Blocks the calling (non-worker) thread until quiescent().
   void wait_quiescent() const noexcept;
 
+  /// The rank's communication context (set by the runtime; opaque here).
+  void* comm = nullptr;
+
   /// Polled by idle workers (the comm layer's progress in worker mode).
   /// Returns whether it did anything. Set before start().
   std::function<bool()> idle_poll;

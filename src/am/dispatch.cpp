@@ -1,0 +1,156 @@
+// Remote calls: sending, running them on the destination rank as tasks, and
+// delivering replies to the caller's future.
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <string>
+
+#include "am/rank_comm.hpp"
+#include "weft/am.hpp"
+
+namespace weft::detail {
+
+namespace {
+
+struct call_header {
+  std::uint64_t reply_token;  // the caller's reply_slot*, 0 for post_at
+};
+
+template <class H>
+std::vector<std::byte> encode_header(const H& h) {
+  std::vector<std::byte> v(sizeof(H));
+  std::memcpy(v.data(), &h, sizeof(H));
+  return v;
+}
+
+template <class H>
+H decode_header(const am_message& m, const char* what) {
+  if (m.header.size() != sizeof(H)) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "truncated %s message from rank %d (%zu header bytes, expected %zu)", what,
+                  m.source, m.header.size(), sizeof(H));
+    fatal_handler(msg);
+    std::abort();
+  }
+  H h;
+  std::memcpy(&h, m.header.data(), sizeof(H));
+  return h;
+}
+
+[[noreturn]] void fatal_from(const char* what, int source, const char* why) {
+  char msg[512];
+  std::snprintf(msg, sizeof msg, "%s from rank %d: %s", what, source, why);
+  fatal_handler(msg);
+  std::abort();
+}
+
+/// A received call, run as a task on the destination rank.
+struct call_task final : task_base, pooled {
+  rank_comm* comm;
+  am_message msg;
+  static void go(task_base* t) noexcept {
+    auto* self = static_cast<call_task*>(t);
+    self->execute();
+    delete self;
+  }
+  void execute() noexcept {
+    const call_header h = decode_header<call_header>(msg, "remote call");
+    serialization::reader in = msg.reader();
+    resolved_action action;
+    try {
+      action = read_action(in);
+    } catch (const std::exception& e) {
+      fatal_from("invalid remote call", msg.source, e.what());
+    }
+    if (h.reply_token == 0) {
+      try {
+        action.invoke(in, nullptr);
+      } catch (const serialization_error& e) {
+        fatal_from("malformed remote call", msg.source, e.what());
+      } catch (...) {
+        std::string where = "a call posted by rank " + std::to_string(msg.source);
+        fatal_uncaught(where.c_str());
+      }
+      return;
+    }
+    serialization::writer out;
+    serialization::owner keep;
+    try {
+      keep = action.invoke(in, &out);
+    } catch (const serialization_error& e) {
+      fatal_from("malformed remote call", msg.source, e.what());
+    }
+    am_message reply;
+    reply.handler = am_handler::reply;
+    reply.header = encode_header(call_header{h.reply_token});
+    reply.body = std::move(out).finish();
+    reply.keep = std::move(keep);
+    const int to = msg.source;
+    msg = am_message{};  // free the arguments before the reply travels
+    comm->send(to, std::move(reply));
+  }
+};
+
+}  // namespace
+
+void rank_comm::send(int dest, am_message&& m) {
+  if (dest < 0 || dest >= nranks) {
+    throw std::out_of_range("weft: rank " + std::to_string(dest) + " does not exist (nranks = " +
+                            std::to_string(nranks) + ")");
+  }
+  m.source = rank;
+  sent.fetch_add(1, std::memory_order_release);
+  transport->send(dest, std::move(m));
+}
+
+rank_comm& current_comm() {
+  auto* s = static_cast<scheduler*>(current_scheduler());
+  if (s == nullptr || s->comm == nullptr) {
+    std::fputs("weft: remote call or collective outside a running weft runtime\n", stderr);
+    std::abort();
+  }
+  return *static_cast<rank_comm*>(s->comm);
+}
+
+void am_dispatch(void* ctx, am_message&& m) {
+  auto& comm = *static_cast<rank_comm*>(ctx);
+  switch (m.handler) {
+    case am_handler::call: {
+      auto* t = new call_task;
+      t->run = &call_task::go;
+      t->comm = &comm;
+      t->msg = std::move(m);
+      spawn_to(comm.sched, t);
+      break;
+    }
+    case am_handler::reply: {
+      const call_header h = decode_header<call_header>(m, "reply");
+      serialization::reader in = m.reader();
+      auto* slot = reinterpret_cast<reply_slot*>(static_cast<std::uintptr_t>(h.reply_token));
+      slot->deliver(slot, in);
+      break;
+    }
+    case am_handler::collective:
+      collective_arrived(comm, std::move(m));
+      break;
+    default: {
+      char msg[128];
+      std::snprintf(msg, sizeof msg, "message with unknown handler id %u from rank %d",
+                    static_cast<unsigned>(m.handler), m.source);
+      fatal_handler(msg);
+      std::abort();
+    }
+  }
+  comm.handled.fetch_add(1, std::memory_order_release);
+}
+
+void send_call(int dest, serialization::message&& body, serialization::owner&& keep, reply_slot* reply) {
+  am_message m;
+  m.handler = am_handler::call;
+  m.header = encode_header(call_header{reinterpret_cast<std::uintptr_t>(reply)});
+  m.body = std::move(body);
+  m.keep = std::move(keep);
+  current_comm().send(dest, std::move(m));
+}
+
+}  // namespace weft::detail

@@ -1,0 +1,196 @@
+#include <gtest/gtest.h>
+
+#include <array>
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "spmd_main.hpp"
+
+using weft::test::on_every_rank;
+
+namespace {
+
+int whoami() { return weft::rank(); }
+long add(long a, long b) { return a + b; }
+
+struct particle {
+  int id = 0;
+  std::array<double, 3> pos{};
+  std::string tag;
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & id & pos & tag;
+  }
+  bool operator==(const particle&) const = default;
+};
+
+std::atomic<long> posted_hits[64];
+
+}  // namespace
+
+TEST(RemoteCall, IdentityAndEveryRank) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    EXPECT_GE(me, 0);
+    EXPECT_LT(me, n);
+    for (int r = 0; r < n; ++r) {
+      EXPECT_EQ(weft::async_at(r, whoami).get(), r);
+      EXPECT_EQ(weft::async_at(r, [](int from) { return from * 1000 + weft::rank(); }, me).get(), me * 1000 + r);
+    }
+    EXPECT_EQ(weft::async_at(me, add, 40L, 2L).get(), 42);  // to self
+  });
+}
+
+TEST(RemoteCall, ArgumentAndResultTypes) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    using nested = std::vector<std::pair<std::string, std::optional<std::array<int, 3>>>>;
+    nested v = {{"a", std::array<int, 3>{1, 2, 3}}, {"b", std::nullopt}};
+    auto echo = weft::async_at(peer, [](nested x) { return x; }, v).get();
+    EXPECT_EQ(echo, v);
+    auto t = weft::async_at(peer, [](std::tuple<int, double, std::string> x) {
+                 return std::make_tuple(std::get<0>(x) + 1, std::get<1>(x) * 2, std::get<2>(x) + "!");
+               },
+               std::make_tuple(1, 1.5, std::string("hi")))
+                 .get();
+    EXPECT_EQ(t, std::make_tuple(2, 3.0, std::string("hi!")));
+    particle p{7, {1, 2, 3}, "proton"};
+    auto q = weft::async_at(peer, [](particle x) {
+               x.id += 1;
+               return x;
+             },
+             p)
+                 .get();
+    EXPECT_EQ(q.id, 8);
+    EXPECT_EQ(q.tag, "proton");
+    std::map<std::string, int> m = {{"x", 1}, {"y", 2}};
+    EXPECT_EQ(weft::async_at(peer, [](std::map<std::string, int> x) { return x.size(); }, m).get(), 2u);
+    weft::async_at(peer, [](int) {}, 5).get();  // void result
+  });
+}
+
+TEST(RemoteCall, ExceptionsComeBackAsRemoteError) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    auto f = weft::async_at(peer, [](int x) -> int {
+      if (x > 0) throw std::invalid_argument("bad x on the callee");
+      return 0;
+    },
+                            3);
+    try {
+      f.get();
+      FAIL() << "expected remote_error";
+    } catch (const weft::remote_error& e) {
+      EXPECT_STREQ(e.what(), "bad x on the callee");
+      EXPECT_NE(e.remote_type().find("invalid_argument"), std::string::npos);
+    }
+  });
+}
+
+TEST(RemoteCall, BadRankThrows) {
+  on_every_rank([] {
+    EXPECT_THROW(weft::async_at(weft::nranks(), whoami), std::out_of_range);
+    EXPECT_THROW(weft::async_at(-1, whoami), std::out_of_range);
+  });
+}
+
+TEST(RemoteCall, NestedCallsBack) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    const int peer = (me + 1) % n;
+    // peer calls back into us, which calls peer again: a chain of depth 3.
+    long v = weft::async_at(peer, [](int origin) {
+               return weft::async_at(origin, [](int back) {
+                        return weft::async_at(back, [] { return 100L + weft::rank(); }).get() + 10;
+                      },
+                      weft::rank())
+                          .get() +
+                      1;
+             },
+             me)
+                 .get();
+    EXPECT_EQ(v, 100 + peer + 10 + 1);
+  });
+}
+
+TEST(RemoteCall, PostAtRunsEverythingBeforeFinalize) {
+  for (auto& h : posted_hits) h = 0;
+  constexpr int per_pair = 500;
+  on_every_rank([] {
+    for (int r = 0; r < weft::nranks(); ++r)
+      for (int i = 0; i < per_pair; ++i) weft::post_at(r, [] { posted_hits[weft::rank()]++; });
+    // Wait until our own share arrived (every rank posts per_pair to us).
+    while (posted_hits[weft::rank()].load() < long(per_pair) * weft::nranks()) weft::this_task::yield();
+    EXPECT_EQ(posted_hits[weft::rank()].load(), long(per_pair) * weft::nranks());
+  });
+}
+
+TEST(RemoteCall, LargePayloads64MiB) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    std::vector<std::uint8_t> big(64u << 20);
+    for (std::size_t i = 0; i < big.size(); ++i) big[i] = static_cast<std::uint8_t>(i * 131 + weft::rank());
+    const std::uint64_t expect = std::accumulate(big.begin(), big.end(), std::uint64_t{0});
+    auto sum = weft::async_at(peer, [](std::vector<std::uint8_t> v) {
+      return std::accumulate(v.begin(), v.end(), std::uint64_t{0});
+    },
+                              big);
+    EXPECT_EQ(sum.get(), expect);
+    auto back = weft::async_at(peer, [](std::size_t n) { return std::vector<std::uint8_t>(n, 7); }, big.size()).get();
+    ASSERT_EQ(back.size(), big.size());
+    EXPECT_EQ(std::accumulate(back.begin(), back.end(), std::uint64_t{0}), 7ull * big.size());
+  });
+}
+
+namespace {
+struct tally {
+  std::atomic<long> count[64];
+  std::atomic<std::uint64_t> checksum[64];
+};
+tally received[64];  // [receiver rank] (per process: only our own rank's slot is used under mpi)
+}  // namespace
+
+TEST(RemoteCall, MillionMessagesIntegrity) {
+  for (auto& t : received)
+    for (int i = 0; i < 64; ++i) t.count[i] = 0, t.checksum[i] = 0;
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    const long per_rank = 1000000 / n;  // 10^6 messages in total
+    const long per_dest = per_rank / n;
+    // Two sender tasks per rank, interleaving destinations.
+    auto sender = [me, n, per_dest](int part) {
+      for (long i = part; i < per_dest; i += 2)
+        for (int d = 0; d < n; ++d) {
+          std::uint64_t payload = (std::uint64_t(me) << 40) ^ (std::uint64_t(d) << 32) ^ std::uint64_t(i);
+          weft::post_at(d, [](int from, std::uint64_t v) {
+            received[weft::rank()].count[from]++;
+            received[weft::rank()].checksum[from] += v * 2654435761u;
+          },
+                        me, payload);
+        }
+    };
+    auto a = weft::async(sender, 0);
+    auto b = weft::async(sender, 1);
+    a.get();
+    b.get();
+    // Our expected receipts from every source.
+    for (int s = 0; s < n; ++s) {
+      std::uint64_t want = 0;
+      for (long i = 0; i < per_dest; ++i)
+        want += ((std::uint64_t(s) << 40) ^ (std::uint64_t(me) << 32) ^ std::uint64_t(i)) * 2654435761u;
+      while (received[me].count[s].load() < per_dest) weft::this_task::yield();
+      EXPECT_EQ(received[me].count[s].load(), per_dest) << "from rank " << s;
+      EXPECT_EQ(received[me].checksum[s].load(), want) << "from rank " << s;
+    }
+    weft::barrier();
+    // Nothing more may arrive (no duplicates).
+    for (int s = 0; s < n; ++s) EXPECT_EQ(received[me].count[s].load(), per_dest);
+  });
+}
