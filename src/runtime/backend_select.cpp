@@ -1,8 +1,11 @@
 // Backend choice, start-up and the global-quiescence shutdown.
+#include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <memory>
 
 #include "am/local_transport.hpp"
+#include "am/mpi_transport.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/topology.hpp"
 
@@ -71,12 +74,90 @@ void wait_local_world_quiescent(process_runtime& rt) {
   }
 }
 
+#if WEFT_HAVE_MPI
+void start_mpi(process_runtime& rt) {
+  auto t = std::make_unique<mpi_transport>(&am_dispatch, rt.opts.eager_threshold);
+  rt.backend = "mpi";
+  rt.world_size = t->size();
+  rt.first_rank = t->rank();
+  const int cores = hardware_cores();
+  const int threads = rt.opts.threads > 0 ? rt.opts.threads : std::max(1, cores / std::max(1, t->local_size()));
+  sched_options so;
+  so.threads = threads;
+  so.pin = rt.opts.pin;
+  so.first_core = t->local_rank() * threads;
+  so.stack_size = rt.opts.stack_size;
+  rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));
+  rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
+  t->set_context(rt.comms[0].get());
+  rt.abort_job = [](int code) { mpi_transport::abort_world(code); };
+  rt.transports.push_back(std::move(t));
+  wire_rank(rt, 0);
+}
+
+/// Every rank idle and every message sent everywhere handled, agreed by all
+/// ranks (the decision uses only global sums, so all ranks stop on the same
+/// round), twice in a row with the same global count.
+void wait_mpi_world_quiescent(process_runtime& rt) {
+  auto* t = static_cast<mpi_transport*>(rt.transports[0].get());
+  rank_comm& c = *rt.comms[0];
+  std::uint64_t last_sent = ~std::uint64_t{0};
+  int stable = 0;
+  while (stable < 2) {
+    rt.local[0]->wait_quiescent();
+    const bool moved = t->progress();
+    const std::uint64_t handled = c.handled.load(std::memory_order_acquire);
+    const std::uint64_t sent = c.sent.load(std::memory_order_acquire);
+    const bool busy = moved || !rt.local[0]->quiescent();
+    auto g = t->global_sum({sent, handled, busy ? 1u : 0u});
+    if (g[0] == g[1] && g[2] == 0 && g[0] == last_sent)
+      ++stable;
+    else
+      stable = 0;
+    last_sent = g[0];
+  }
+}
+#endif
+
+bool want_mpi(const runtime_options& o) {
+  if (o.backend == "smp") return false;
+#if WEFT_HAVE_MPI
+  if (o.backend == "mpi") return true;
+  return mpi_transport::launched_with_several_ranks();
+#else
+  if (o.backend == "mpi") {
+    std::fprintf(stderr, "weft: --weft:backend=mpi, but this weft was built without MPI\n");
+    std::exit(2);
+  }
+  return false;
+#endif
+}
+
 }  // namespace
 
-void start_backend(process_runtime& rt) { start_smp(rt); }
+void start_backend(process_runtime& rt) {
+  if (want_mpi(rt.opts)) {
+#if WEFT_HAVE_MPI
+    if (rt.opts.ranks > 1) {
+      std::fprintf(stderr, "weft: --weft:ranks applies to the smp backend; under mpiexec use mpiexec -n\n");
+      std::exit(2);
+    }
+    start_mpi(rt);
+#endif
+    return;
+  }
+  start_smp(rt);
+}
 
 void stop_backend(process_runtime& rt) {
+#if WEFT_HAVE_MPI
+  if (rt.backend == "mpi")
+    wait_mpi_world_quiescent(rt);
+  else
+    wait_local_world_quiescent(rt);
+#else
   wait_local_world_quiescent(rt);
+#endif
   for (auto& s : rt.local) s->stop();
   if (rt.shutdown) rt.shutdown();
   rt.transports.clear();

@@ -25,6 +25,7 @@ std::mutex g_init_mutex;
   std::fflush(stdout);
   std::fprintf(stderr, "weft: rank %d: %s\n", weft::rank(), message);
   std::fflush(stderr);
+  std::fflush(stdout);
   if (g_runtime && g_runtime->abort_job) g_runtime->abort_job(1);
   std::_Exit(1);
 }

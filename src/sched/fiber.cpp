@@ -82,6 +82,15 @@ void fiber_prepare(fiber* f, void (*entry)(bctx::transfer_t)) noexcept {
   // abandoned with (they were never unwound): clear it before reuse.
   __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
 #endif
+#if WEFT_TSAN
+  // Likewise TSan's shadow call stack of a recycled fiber still holds the
+  // frames it was abandoned in; reusing it would grow that stack by a few
+  // frames per reuse until TSan's stack depot overflows. Start afresh.
+  if (f->owns_stack) {
+    __tsan_destroy_fiber(f->tsan);
+    f->tsan = __tsan_create_fiber(0);
+  }
+#endif
   f->ctx = bctx::make_fcontext(f->stack_lo + f->stack_size, f->stack_size, entry);
 }
 

@@ -231,9 +231,18 @@ bool scheduler::has_visible_work() const noexcept {
 }
 
 task_base* scheduler::find_work(worker& w) noexcept {
+  // Busy workers drive communication too, now and then: a rank whose
+  // workers never run dry must still deliver what other ranks wait for.
+  if (idle_poll && (++w.polls & 63) == 0) idle_poll();
   if (task_base* t = w.deque.pop()) return t;
   if (task_base* t = take_injected()) return t;
   if (!w.yielded.empty()) {
+    // Only yielded tasks left: they are typically waiting for a message,
+    // so poll before resuming them.
+    if (idle_poll && idle_poll()) {
+      if (task_base* t = w.deque.pop()) return t;
+      if (task_base* t = take_injected()) return t;
+    }
     task_base* t = w.yielded.front();
     w.yielded.pop_front();
     return t;

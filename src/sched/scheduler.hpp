@@ -46,6 +46,7 @@ struct worker {
   fiber* thread_fiber = nullptr;   // the OS thread's own stack, to exit through
   std::deque<task_base*> yielded;  // this_task::yield() resumptions, FIFO
   std::uint64_t rng = 0;
+  std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;
   // Work items made runnable here / segments of work that ended here; the
   // rank is quiescent when the sums agree (see scheduler::quiescent).
@@ -82,8 +83,10 @@ class scheduler {
   /// The rank's communication context (set by the runtime; opaque here).
   void* comm = nullptr;
 
-  /// Polled by idle workers (the comm layer's progress in worker mode).
-  /// Returns whether it did anything. Set before start().
+  /// Polled by idle workers, by workers about to resume yielded tasks, and
+  /// every 64th scheduling decision of a busy worker (the comm layer's
+  /// progress in worker mode). Returns whether it did anything. Set before
+  /// start().
   std::function<bool()> idle_poll;
 
   int rank() const noexcept { return rank_; }

@@ -40,6 +40,7 @@
 #include <type_traits>
 #include <typeinfo>
 #include <utility>
+#include <variant>
 
 #include "weft/detail/serialize.hpp"
 
@@ -226,20 +227,34 @@ decltype(auto) apply_call(F& f, std::tuple<D...>& args) {
       args);
 }
 
-// Does a value of T possibly produce bulk segments?
+// Does a value of T possibly produce bulk segments? (Decides whether an
+// invoker keeps the result on the heap.)
+template <class T>
+constexpr bool may_have_bulk();
+
+template <class... T>
+constexpr bool any_bulk(std::type_identity<std::tuple<T...>>) { return (may_have_bulk<T>() || ...); }
+template <class... T>
+constexpr bool any_bulk(std::type_identity<std::variant<T...>>) { return (may_have_bulk<T>() || ...); }
+
 template <class T>
 constexpr bool may_have_bulk() {
   using namespace serialization::detail;
   constexpr kind k = kind_v<T>;
   if constexpr (k == kind::bitwise || k == kind::boolean || k == kind::monostate) return false;
-  else if constexpr (k == kind::vector && !is_spec_v<T, std::vector>)
-    return may_have_bulk<typename seq_traits<T>::elem>();
+  else if constexpr (k == kind::vector)
+    return bitwise_v<typename seq_traits<T>::elem> || may_have_bulk<typename seq_traits<T>::elem>();
   else if constexpr (k == kind::optional) return may_have_bulk<typename T::value_type>();
   else if constexpr (k == kind::array && is_std_array<T>::value)
     return may_have_bulk<typename T::value_type>();
   else if constexpr (k == kind::pair)
     return may_have_bulk<typename T::first_type>() || may_have_bulk<typename T::second_type>();
-  else return true;
+  else if constexpr (k == kind::tuple || k == kind::variant)
+    return any_bulk(std::type_identity<T>{});
+  else if constexpr (k == kind::map)
+    return may_have_bulk<typename map_traits<T>::key>() || may_have_bulk<typename map_traits<T>::mapped>();
+  else if constexpr (k == kind::set) return may_have_bulk<typename set_traits<T>::key>();
+  else return true;  // strings, hooks, C arrays of non-bitwise elements
 }
 
 inline std::string demangle(const char* mangled) {

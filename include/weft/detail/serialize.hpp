@@ -592,8 +592,13 @@ class reader {
     return bulk_owned_.empty() ? bulk_views_[i].data() : bulk_owned_[i].data();
   }
 
-  // Reads a (count << 1 | bulk) header; checks count against the input for
-  // inline payloads of `elem`-byte elements (elem==0: not contiguous).
+  [[noreturn]] void too_long(std::uint64_t count) const {
+    throw serialization_error("weft: deserialization failed: length field (" + std::to_string(count) +
+                              " elements) exceeds the remaining input (" + std::to_string(remaining()) +
+                              " bytes)");
+  }
+
+  // Reads a (count << 1 | bulk) header.
   std::uint64_t read_header(bool& is_bulk) {
     std::uint64_t h;
     read_bytes(&h, sizeof h);
@@ -616,7 +621,7 @@ class reader {
       const E* p = reinterpret_cast<const E*>(bulk_data(i));
       assign_contiguous(c, p, static_cast<std::size_t>(count));
     } else {
-      if (count > remaining() / sizeof(E)) truncated(static_cast<std::size_t>(count) * sizeof(E));
+      if (count > remaining() / sizeof(E)) too_long(count);
       assign_contiguous(c, cur_, static_cast<std::size_t>(count));
       cur_ += count * sizeof(E);
     }
@@ -637,10 +642,9 @@ class reader {
     if (is_bulk) detail::fail("bulk flag on a non-contiguous container");
     constexpr std::size_t m = detail::min_wire_size<E>();
     if constexpr (m != 0) {
-      if (count > remaining() / m) truncated(static_cast<std::size_t>(count) * m);
+      if (count > remaining() / m) too_long(count);
     } else {
-      if (count > max_zero_size_elements && count > remaining())
-        detail::fail("element count exceeds the input size");
+      if (count > max_zero_size_elements && count > remaining()) too_long(count);
     }
     return static_cast<std::size_t>(count);
   }

@@ -1,0 +1,58 @@
+// Internal: the transport of the mpi backend (one rank per process, MPICH).
+//
+// Every MPI call is made by whichever thread holds the progress lock
+// (MPI_THREAD_SERIALIZED): senders only append to an outgoing queue, so many
+// worker threads never contend inside MPI (the lesson of the LCI paper).
+// Small messages travel as one MPI message on the eager tag (header, inline
+// bytes and bulk segments flattened). Large ones send a descriptor on the
+// eager tag and then each segment straight from the sender's memory on the
+// bulk tag; the receiver posts those receives in the order descriptors
+// arrive, which MPI's non-overtaking rule makes match the sends — so no tag
+// space is consumed per message and there is no limit on messages in flight.
+#pragma once
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+#include "am/message.hpp"
+
+namespace weft::detail {
+
+class mpi_transport final : public am_transport {
+ public:
+  /// Initializes MPI if needed (once per process; MPI_Finalize runs at exit).
+  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit);
+  ~mpi_transport() override;
+
+  int rank() const noexcept { return rank_; }
+  int size() const noexcept { return size_; }
+  int local_rank() const noexcept { return local_rank_; }
+  int local_size() const noexcept { return local_size_; }
+  void set_context(void* ctx) noexcept { ctx_ = ctx; }
+
+  void send(int dest, am_message&& m) override;
+  bool progress() override;
+
+  /// Sums three counters over all ranks (a non-blocking allreduce) while
+  /// still progressing messages, so ranks that are not yet here get served.
+  std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local);
+  /// MPI_Abort on the world.
+  [[noreturn]] static void abort_world(int code) noexcept;
+  /// True when started by mpiexec with more than one process.
+  static bool launched_with_several_ranks() noexcept;
+
+ private:
+  struct impl;
+  bool progress_locked();
+  std::unique_ptr<impl> p_;
+  am_dispatch_fn dispatch_;
+  void* ctx_ = nullptr;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  std::size_t eager_limit_;
+  std::mutex lock_;  // held around every MPI call
+};
+
+}  // namespace weft::detail

@@ -1,0 +1,517 @@
+// weft serialization: round trips, user hooks, zero copy, robustness.
+#include "weft/detail/serialize.hpp"
+
+#include <gtest/gtest.h>
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <deque>
+#include <list>
+#include <map>
+#include <numeric>
+#include <optional>
+#include <random>
+#include <set>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <unordered_map>
+#include <unordered_set>
+#include <variant>
+#include <vector>
+
+namespace ser = weft::serialization;
+
+namespace {
+
+// ---- user types --------------------------------------------------------------
+struct point {
+  int x = 0;
+  std::string label;
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & x & label;
+  }
+  bool operator==(const point&) const = default;
+};
+
+struct particle {  // call form ar(a, b, c), nested user type
+  point where;
+  std::vector<double> v;
+  std::optional<std::string> tag;
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar(where, v, tag);
+  }
+  bool operator==(const particle&) const = default;
+};
+
+struct plain {  // trivially copyable: memcpy, no hook needed
+  int a;
+  double b;
+  char c[3];
+  bool operator==(const plain& o) const {
+    return a == o.a && b == o.b && std::memcmp(c, o.c, 3) == 0;
+  }
+};
+
+struct no_default {  // trivially copyable without a default constructor
+  explicit no_default(int v) : value(v) {}
+  int value;
+};
+
+enum class color : std::uint8_t { red = 1, green = 2 };
+
+struct empty_hook {
+  template <class Ar>
+  void serialize(Ar&) {}
+  bool operator==(const empty_hook&) const = default;
+};
+
+struct asymmetric {  // different code for saving and loading
+  std::vector<int> data;
+  std::size_t loaded_from = 0;
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & data;
+    if constexpr (Ar::is_loading) loaded_from = data.size();
+  }
+};
+
+struct fragile {  // constructor throws: leaves a variant valueless
+  std::string s;
+  fragile() = default;
+  explicit fragile(int) { throw std::runtime_error("construction failed"); }
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & s;
+  }
+};
+
+struct not_serializable {
+  std::vector<int> v;  // not trivially copyable, no hook
+};
+
+}  // namespace
+
+namespace thirdparty {
+struct money {  // a type we "cannot change": free hook found by ADL
+  long cents = 0;
+  std::string currency;
+  bool operator==(const money&) const = default;
+};
+template <class Ar>
+void serialize(Ar& ar, money& m) {
+  ar & m.cents & m.currency;
+}
+}  // namespace thirdparty
+
+// ---- static properties -------------------------------------------------------
+static_assert(ser::is_serializable_v<int>);
+static_assert(ser::is_serializable_v<plain>);
+static_assert(ser::is_serializable_v<point>);
+static_assert(ser::is_serializable_v<thirdparty::money>);
+static_assert(ser::is_serializable_v<std::vector<std::pair<std::string, std::optional<std::array<int, 3>>>>>);
+static_assert(ser::is_serializable_v<std::map<std::string, std::variant<int, std::string>>>);
+static_assert(!ser::is_serializable_v<int*>);
+static_assert(!ser::is_serializable_v<const char*>);
+static_assert(!ser::is_serializable_v<std::string_view>);
+static_assert(!ser::is_serializable_v<std::span<int>>);
+static_assert(!ser::is_serializable_v<std::vector<int*>>);
+static_assert(!ser::is_serializable_v<std::optional<int*>>);
+static_assert(!ser::is_serializable_v<std::array<int*, 2>>);
+static_assert(!ser::is_serializable_v<not_serializable>);
+static_assert(!ser::is_serializable_v<std::vector<not_serializable>>);
+
+namespace {
+
+template <class T>
+T round_trip(const T& v) {
+  ser::message m = weft::serialize(v);
+  return weft::deserialize<T>(m.bytes, m.bulk);
+}
+
+template <class T>
+void expect_round_trip(const T& v) {
+  EXPECT_EQ(round_trip(v), v);
+  // all-inline form too
+  std::vector<std::byte> flat = weft::serialize_to_bytes(v);
+  EXPECT_EQ(weft::deserialize<T>(flat), v);
+}
+
+}  // namespace
+
+TEST(Serialize, Scalars) {
+  expect_round_trip(42);
+  expect_round_trip(-7LL);
+  expect_round_trip(3.25);
+  expect_round_trip(1.5f);
+  expect_round_trip('x');
+  expect_round_trip(true);
+  expect_round_trip(false);
+  expect_round_trip(std::byte{0xab});
+  expect_round_trip(color::green);
+  expect_round_trip(std::uint64_t{0xffffffffffffffffull});
+  expect_round_trip(plain{1, 2.5, {'a', 'b', 'c'}});
+  EXPECT_EQ(weft::deserialize<no_default>(weft::serialize(no_default{5}).bytes).value, 5);
+}
+
+TEST(Serialize, IntAndDoubleAreTwoMemcpys) {
+  ser::message m = weft::serialize(int{7}, 2.5);
+  ASSERT_EQ(m.bytes.size(), sizeof(int) + sizeof(double));
+  EXPECT_TRUE(m.bulk.empty());
+  int i;
+  double d;
+  std::memcpy(&i, m.bytes.data(), sizeof i);
+  std::memcpy(&d, m.bytes.data() + sizeof i, sizeof d);
+  EXPECT_EQ(i, 7);
+  EXPECT_EQ(d, 2.5);
+  auto [i2, d2] = weft::deserialize<int, double>(m.bytes);
+  EXPECT_EQ(i2, 7);
+  EXPECT_EQ(d2, 2.5);
+}
+
+TEST(Serialize, Strings) {
+  expect_round_trip(std::string());
+  expect_round_trip(std::string("hello"));
+  expect_round_trip(std::string(1000, 'q'));
+  expect_round_trip(std::string(100000, 'z'));
+  expect_round_trip(std::u16string(u"wide"));
+  std::string with_nul("a\0b", 3);
+  expect_round_trip(with_nul);
+}
+
+TEST(Serialize, Sequences) {
+  expect_round_trip(std::vector<int>{});
+  expect_round_trip(std::vector<int>{1, 2, 3});
+  expect_round_trip(std::vector<std::string>{"a", "", "ccc"});
+  expect_round_trip(std::vector<bool>{true, false, true, true});
+  expect_round_trip(std::vector<std::vector<int>>{{1}, {}, {2, 3}});
+  expect_round_trip(std::deque<int>{4, 5, 6});
+  expect_round_trip(std::list<std::string>{"x", "y"});
+  expect_round_trip(std::vector<plain>{{1, 2.0, {'a', 'b', 'c'}}, {3, 4.0, {'d', 'e', 'f'}}});
+}
+
+TEST(Serialize, ArraysPairsTuples) {
+  expect_round_trip(std::array<int, 3>{1, 2, 3});
+  expect_round_trip(std::array<std::string, 2>{"a", "bb"});
+  expect_round_trip(std::array<bool, 3>{true, false, true});
+  expect_round_trip(std::pair<int, std::string>{1, "one"});
+  expect_round_trip(std::tuple<int, double, std::string>{1, 2.0, "three"});
+  expect_round_trip(std::tuple<>{});
+}
+
+TEST(Serialize, OptionalVariant) {
+  expect_round_trip(std::optional<int>{});
+  expect_round_trip(std::optional<int>{5});
+  expect_round_trip(std::optional<std::string>{"s"});
+  using V = std::variant<std::monostate, int, std::string, std::vector<double>>;
+  expect_round_trip(V{});
+  expect_round_trip(V{7});
+  expect_round_trip(V{std::string("str")});
+  expect_round_trip(V{std::vector<double>{1.0, 2.0}});
+}
+
+TEST(Serialize, AssociativeContainers) {
+  expect_round_trip(std::map<std::string, int>{{"a", 1}, {"b", 2}});
+  expect_round_trip(std::multimap<int, int>{{1, 1}, {1, 2}, {0, 5}});
+  expect_round_trip(std::unordered_map<int, std::string>{{1, "x"}, {2, "y"}});
+  expect_round_trip(std::set<std::string>{"p", "q"});
+  expect_round_trip(std::multiset<int>{3, 3, 1});
+  expect_round_trip(std::unordered_set<int>{9, 8, 7});
+}
+
+TEST(Serialize, Nesting) {
+  using T = std::vector<std::pair<std::string, std::optional<std::array<int, 3>>>>;
+  expect_round_trip(T{{"a", std::array<int, 3>{1, 2, 3}}, {"b", std::nullopt}, {"", std::array<int, 3>{}}});
+  using U = std::map<std::string, std::vector<std::variant<int, std::string, std::tuple<bool, char>>>>;
+  expect_round_trip(U{{"k", {1, std::string("two"), std::tuple<bool, char>{true, 'c'}}}, {"empty", {}}});
+  using W = std::optional<std::vector<std::optional<std::vector<std::string>>>>;
+  expect_round_trip(W{{std::nullopt, std::vector<std::string>{"deep"}}});
+}
+
+TEST(Serialize, UserHooks) {
+  expect_round_trip(point{3, "p"});
+  particle pa;
+  pa.where = point{1, "w"};
+  pa.v = {1.0, 2.0};
+  pa.tag = "t";
+  expect_round_trip(pa);
+  expect_round_trip(thirdparty::money{1234, "EUR"});
+  expect_round_trip(std::vector<point>{{1, "a"}, {2, "b"}});
+  expect_round_trip(std::map<int, thirdparty::money>{{1, {5, "USD"}}});
+  asymmetric a{{1, 2, 3}, 0};
+  asymmetric b = round_trip(a);
+  EXPECT_EQ(b.data, a.data);
+  EXPECT_EQ(b.loaded_from, 3u);
+}
+
+TEST(Serialize, SeveralValuesAndArchiveOperators) {
+  ser::writer w;
+  w & 1 & std::string("two");
+  w(3.0, point{4, "four"});
+  ser::reader r(w.bytes());
+  int a;
+  std::string b;
+  double c;
+  point d;
+  r & a & b;
+  r(c, d);
+  r.expect_end();
+  EXPECT_EQ(a, 1);
+  EXPECT_EQ(b, "two");
+  EXPECT_EQ(c, 3.0);
+  EXPECT_EQ(d, (point{4, "four"}));
+
+  ser::message m = weft::serialize(1, std::string("x"), std::vector<int>{1, 2});
+  auto [x, y, z] = weft::deserialize<int, std::string, std::vector<int>>(m);
+  EXPECT_EQ(x, 1);
+  EXPECT_EQ(y, "x");
+  EXPECT_EQ(z, (std::vector<int>{1, 2}));
+}
+
+TEST(Serialize, WireFormat) {
+  // string: u64 (length << 1 | bulk flag), then the bytes
+  ser::message m = weft::serialize(std::string("abc"));
+  ASSERT_EQ(m.bytes.size(), 8u + 3u);
+  std::uint64_t h;
+  std::memcpy(&h, m.bytes.data(), 8);
+  EXPECT_EQ(h, 3u << 1);
+  // optional: u8 flag; variant: u32 index; bool: u8
+  EXPECT_EQ(weft::serialize(std::optional<int>{}).bytes.size(), 1u);
+  EXPECT_EQ(weft::serialize(std::optional<int>{1}).bytes.size(), 5u);
+  EXPECT_EQ(weft::serialize(std::variant<char, int>{'a'}).bytes.size(), 5u);
+  EXPECT_EQ(weft::serialize(true).bytes.size(), 1u);
+  EXPECT_EQ(weft::serialize(std::monostate{}).bytes.size(), 0u);
+}
+
+TEST(Serialize, WriterReusesBuffer) {
+  std::vector<std::byte> buf;
+  buf.reserve(1024);
+  const std::byte* p = buf.data();
+  ser::writer w(std::move(buf));
+  w & 1 & 2.0;
+  ser::message m = std::move(w).finish();
+  EXPECT_EQ(m.bytes.data(), p);
+  EXPECT_EQ(m.bytes.size(), 12u);
+}
+
+// ---- zero copy ------------------------------------------------------------------
+
+TEST(ZeroCopy, LargeVectorIsReferencedNotCopied) {
+  std::vector<double> v(10000);
+  std::iota(v.begin(), v.end(), 0.0);
+  ser::message m = weft::serialize(int{1}, v, std::string("tail"));
+  ASSERT_EQ(m.bulk.size(), 1u);
+  EXPECT_EQ(m.bulk[0].data(), reinterpret_cast<const std::byte*>(v.data()));
+  EXPECT_EQ(m.bulk[0].size(), v.size() * sizeof(double));
+  EXPECT_EQ(m.bytes.size(), 4u + 8u + 8u + 4u);  // int, descriptor, string header + 4 chars
+  EXPECT_EQ(m.total_size(), m.bytes.size() + v.size() * sizeof(double));
+
+  // the transport delivers the bulk segment somewhere else
+  std::vector<std::byte> received(m.bulk[0].begin(), m.bulk[0].end());
+  std::span<const std::byte> spans[] = {received};
+  auto [i, w, s] = weft::deserialize<int, std::vector<double>, std::string>(m.bytes, spans);
+  EXPECT_EQ(i, 1);
+  EXPECT_EQ(w, v);
+  EXPECT_EQ(s, "tail");
+}
+
+TEST(ZeroCopy, Threshold) {
+  std::vector<char> at(ser::default_zero_copy_threshold, 'a');
+  std::vector<char> above(ser::default_zero_copy_threshold + 1, 'b');
+  EXPECT_TRUE(weft::serialize(at).bulk.empty());
+  EXPECT_EQ(weft::serialize(above).bulk.size(), 1u);
+  std::string big(ser::default_zero_copy_threshold + 1, 's');
+  ser::message m = weft::serialize(big);
+  ASSERT_EQ(m.bulk.size(), 1u);
+  EXPECT_EQ(m.bulk[0].data(), reinterpret_cast<const std::byte*>(big.data()));
+  EXPECT_EQ(weft::deserialize<std::string>(m), big);
+  // a per-writer threshold
+  ser::writer w(ser::writer_options{16, 8});
+  w & std::vector<int>(5) & std::vector<int>(4);
+  EXPECT_EQ(w.bulk().size(), 1u);
+}
+
+TEST(ZeroCopy, MaxBulkSegmentsThenInline) {
+  std::vector<std::vector<int>> many(11, std::vector<int>(5000));
+  for (std::size_t i = 0; i < many.size(); ++i) many[i][i] = static_cast<int>(i) + 1;
+  ser::message m = weft::serialize(many);
+  EXPECT_EQ(m.bulk.size(), ser::default_max_bulk_segments);
+  for (std::size_t i = 0; i < m.bulk.size(); ++i)
+    EXPECT_EQ(m.bulk[i].data(), reinterpret_cast<const std::byte*>(many[i].data()));
+  EXPECT_EQ(weft::deserialize<std::vector<std::vector<int>>>(m), many);
+}
+
+TEST(ZeroCopy, NestedAndUserTypes) {
+  particle p;
+  p.where = point{1, "w"};
+  p.v.assign(2000, 1.5);
+  std::map<int, std::string> mp{{1, std::string(5000, 'm')}};
+  ser::message m = weft::serialize(p, mp);
+  EXPECT_EQ(m.bulk.size(), 2u);
+  auto [p2, mp2] = weft::deserialize<particle, std::map<int, std::string>>(m);
+  EXPECT_EQ(p2, p);
+  EXPECT_EQ(mp2, mp);
+}
+
+TEST(ZeroCopy, OwnedBulkIsMovedIntoByteVector) {
+  std::vector<std::byte> payload(100000, std::byte{7});
+  ser::message m = weft::serialize(std::string("hdr"), payload);
+  ASSERT_EQ(m.bulk.size(), 1u);
+  std::vector<std::vector<std::byte>> owned(1);
+  owned[0].assign(m.bulk[0].begin(), m.bulk[0].end());  // as received
+  const std::byte* where = owned[0].data();
+  auto [h, got] = weft::deserialize<std::string, std::vector<std::byte>>(m.bytes, owned);
+  EXPECT_EQ(h, "hdr");
+  EXPECT_EQ(got.data(), where);  // no copy
+  EXPECT_EQ(got, payload);
+  // other element types copy out of owned buffers
+  std::vector<int> ints(3000, 3);
+  ser::message m2 = weft::serialize(ints);
+  std::vector<std::vector<std::byte>> owned2{std::vector<std::byte>(m2.bulk[0].begin(), m2.bulk[0].end())};
+  EXPECT_EQ(weft::deserialize<std::vector<int>>(m2.bytes, owned2), ints);
+}
+
+TEST(ZeroCopy, BulkMismatchesAreDetected) {
+  std::vector<int> v(5000, 1);
+  ser::message m = weft::serialize(v);
+  ASSERT_EQ(m.bulk.size(), 1u);
+  // missing segment
+  EXPECT_THROW(weft::deserialize<std::vector<int>>(m.bytes), weft::serialization_error);
+  // wrong size
+  std::span<const std::byte> shorter[] = {m.bulk[0].first(m.bulk[0].size() - 4)};
+  EXPECT_THROW(weft::deserialize<std::vector<int>>(m.bytes, shorter), weft::serialization_error);
+  std::span<const std::byte> odd[] = {m.bulk[0].first(m.bulk[0].size() - 1)};
+  EXPECT_THROW(weft::deserialize<std::vector<int>>(m.bytes, odd), weft::serialization_error);
+  // extra segment
+  std::span<const std::byte> extra[] = {m.bulk[0], m.bulk[0]};
+  EXPECT_THROW(weft::deserialize<std::vector<int>>(m.bytes, extra), weft::serialization_error);
+  // bulk flag on a non-contiguous container
+  std::vector<std::byte> bad(8);
+  std::uint64_t h = (1u << 1) | 1u;
+  std::memcpy(bad.data(), &h, 8);
+  EXPECT_THROW(weft::deserialize<std::vector<std::string>>(bad, m.bulk), weft::serialization_error);
+}
+
+// ---- robustness -------------------------------------------------------------------
+
+namespace {
+using complex_t =
+    std::tuple<int, std::string, std::vector<std::pair<std::string, std::optional<std::array<int, 3>>>>,
+               std::map<int, std::variant<double, std::string>>, point, std::vector<bool>, thirdparty::money,
+               std::set<std::string>, std::vector<std::vector<int>>>;
+
+complex_t sample() {
+  return complex_t{-5,
+                   "hello",
+                   {{"a", std::array<int, 3>{1, 2, 3}}, {"bb", std::nullopt}},
+                   {{1, 2.5}, {2, std::string("two")}},
+                   point{9, "nine"},
+                   {true, false, true},
+                   thirdparty::money{100, "JPY"},
+                   {"x", "yy"},
+                   {{1, 2}, {}, {3}}};
+}
+}  // namespace
+
+TEST(Robustness, EveryTruncationThrows) {
+  const complex_t v = sample();
+  std::vector<std::byte> full = weft::serialize_to_bytes(v);
+  ASSERT_EQ(weft::deserialize<complex_t>(full), v);
+  for (std::size_t n = 0; n < full.size(); ++n) {
+    // copy the prefix into its own allocation so ASan sees any overread
+    std::vector<std::byte> prefix(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_THROW(weft::deserialize<complex_t>(prefix), weft::serialization_error) << "prefix " << n;
+  }
+}
+
+TEST(Robustness, EveryTruncationThrowsWithBulk) {
+  std::vector<int> big(3000, 4);
+  std::string s = "x";
+  ser::message m = weft::serialize(s, big, 17);
+  ASSERT_EQ(m.bulk.size(), 1u);
+  for (std::size_t n = 0; n < m.bytes.size(); ++n) {
+    std::vector<std::byte> prefix(m.bytes.begin(), m.bytes.begin() + static_cast<std::ptrdiff_t>(n));
+    EXPECT_THROW((weft::deserialize<std::string, std::vector<int>, int>(prefix, m.bulk)), weft::serialization_error);
+  }
+}
+
+TEST(Robustness, TrailingBytesThrow) {
+  std::vector<std::byte> b = weft::serialize_to_bytes(1, 2);
+  EXPECT_THROW(weft::deserialize<int>(b), weft::serialization_error);
+  EXPECT_NO_THROW((weft::deserialize<int, int>(b)));
+}
+
+TEST(Robustness, InvalidTagsThrow) {
+  std::vector<std::byte> b{std::byte{2}};
+  EXPECT_THROW(weft::deserialize<bool>(b), weft::serialization_error);
+  EXPECT_THROW(weft::deserialize<std::optional<int>>(b), weft::serialization_error);
+  std::vector<std::byte> idx(4);
+  std::uint32_t i = 3;
+  std::memcpy(idx.data(), &i, 4);
+  EXPECT_THROW((weft::deserialize<std::variant<int, char, double>>(idx)), weft::serialization_error);
+}
+
+TEST(Robustness, HugeLengthsThrowWithoutAllocating) {
+  for (std::uint64_t count : {std::uint64_t{1} << 62, std::uint64_t{1} << 40, std::uint64_t{1} << 20, std::uint64_t{1000}}) {
+    std::vector<std::byte> b(8 + 16);
+    std::uint64_t h = count << 1;
+    std::memcpy(b.data(), &h, 8);
+    EXPECT_THROW(weft::deserialize<std::string>(b), weft::serialization_error);
+    EXPECT_THROW(weft::deserialize<std::vector<double>>(b), weft::serialization_error);
+    EXPECT_THROW(weft::deserialize<std::vector<std::string>>(b), weft::serialization_error);
+    EXPECT_THROW((weft::deserialize<std::map<int, int>>(b)), weft::serialization_error);
+    EXPECT_THROW(weft::deserialize<std::vector<point>>(b), weft::serialization_error);
+    EXPECT_THROW(weft::deserialize<std::vector<empty_hook>>(b), weft::serialization_error);
+    h = (count << 1) | 1;
+    std::memcpy(b.data(), &h, 8);
+    std::vector<std::byte> seg(64);
+    std::span<const std::byte> spans[] = {seg};
+    EXPECT_THROW(weft::deserialize<std::vector<double>>(b, spans), weft::serialization_error);
+  }
+  // zero-size elements: a few are fine, absurd counts are not
+  std::vector<empty_hook> few(10);
+  EXPECT_EQ(round_trip(few), few);
+}
+
+TEST(Robustness, RandomCorruptionNeverCrashes) {
+  const complex_t v = sample();
+  const std::vector<std::byte> full = weft::serialize_to_bytes(v);
+  std::mt19937_64 rng(12345);
+  int threw = 0, parsed = 0;
+  for (int iter = 0; iter < 20000; ++iter) {
+    std::vector<std::byte> b = full;
+    const int flips = 1 + static_cast<int>(rng() % 4);
+    for (int f = 0; f < flips; ++f) b[rng() % b.size()] = static_cast<std::byte>(rng());
+    try {
+      (void)weft::deserialize<complex_t>(b);
+      ++parsed;
+    } catch (const weft::serialization_error&) {
+      ++threw;
+    }
+  }
+  EXPECT_GT(threw, 0);
+  EXPECT_EQ(threw + parsed, 20000);
+}
+
+TEST(Robustness, ErrorMessagesAreClear) {
+  std::vector<std::byte> b(3);
+  try {
+    (void)weft::deserialize<int>(b);
+    FAIL();
+  } catch (const weft::serialization_error& e) {
+    EXPECT_NE(std::string(e.what()).find("truncated"), std::string::npos) << e.what();
+  }
+  std::variant<int, fragile> vv = 1;
+  try {
+    vv.emplace<1>(0);
+  } catch (const std::runtime_error&) {
+  }
+  ASSERT_TRUE(vv.valueless_by_exception());
+  EXPECT_THROW(weft::serialize(vv), weft::serialization_error);
+}

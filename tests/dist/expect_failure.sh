@@ -1,0 +1,10 @@
+#!/bin/sh
+# Usage: expect_failure.sh PATTERN COMMAND...
+# Passes when COMMAND exits non-zero and its output matches PATTERN (grep -E).
+pattern=$1
+shift
+out=$("$@" 2>&1)
+rc=$?
+printf '%s\n(exit status %d)\n' "$out" "$rc"
+[ "$rc" -ne 0 ] || { echo "expected a non-zero exit"; exit 1; }
+printf '%s\n' "$out" | grep -Eq -- "$pattern" || { echo "expected output matching: $pattern"; exit 1; }
