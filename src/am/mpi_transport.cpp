@@ -84,9 +84,6 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit)
     int initialized = 0;
     MPI_Initialized(&initialized);
     if (!initialized) {
-      // A crash while another rank aborts must end the job, not hang in
-      // UCX's backtrace printer; the user's own setting wins.
-      setenv("UCX_HANDLE_ERRORS", "none", 0);
       int provided = 0;
       MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
       if (provided < MPI_THREAD_SERIALIZED) {
@@ -119,14 +116,13 @@ mpi_transport::~mpi_transport() {
 }
 
 void mpi_transport::abort_world(int code) noexcept {
-  int initialized = 0, finalized = 0;
-  MPI_Initialized(&initialized);
-  MPI_Finalized(&finalized);
-  // Give mpiexec's proxies a moment to forward what this rank just wrote to
-  // stderr: MPI_Abort tears the job down at once, and Hydra then sometimes
-  // drops the output still in its pipes (the failure message with it).
-  usleep(300000);
-  if (initialized && !finalized) MPI_Abort(MPI_COMM_WORLD, code);
+  // Not MPI_Abort: when several ranks fail at once (a corrupted value seen
+  // by every consumer), concurrent MPI_Abort calls can crash inside UCX and
+  // then hang in its crash handler. A rank that exits non-zero before
+  // MPI_Finalize makes mpiexec (Hydra) kill the others and fail the job,
+  // with this rank's output forwarded first.
+  std::fflush(stderr);
+  std::fflush(stdout);
   std::_Exit(code);
 }
 

@@ -1,0 +1,47 @@
+// Internal helpers of the Task Bench core (not installed, not public).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "taskbench/core.hpp"
+
+namespace taskbench::detail {
+
+// printf into a std::string.
+std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+void appendf(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
+
+// random_nearest: is the edge producer -> consumer kept?
+bool random_edge_kept(const task_graph& g, long dset, long consumer, long producer);
+
+// compute_dgemm's matrix order N = floor(sqrt(scratch / 24)).
+long dgemm_order(std::size_t scratch_bytes) noexcept;
+
+// Whether the core was built with cblas (memory_daxpy, compute_dgemm).
+bool have_blas() noexcept;
+
+// Runs the kernel of task (t, x) (no validation).
+void run_kernel(const task_graph& g, long t, long x, char* scratch, std::size_t scratch_bytes);
+
+// f(first, last) for each non-empty clipped input interval of task (t, x).
+template <class F>
+void for_each_input_interval(const task_graph& g, long t, long x, F&& f) {
+  if (t <= 0 || t >= g.steps) return;
+  long lo = g.offset_at(t - 1), hi = lo + g.width_at(t - 1);
+  interval small[64];
+  std::vector<interval> big;
+  interval* buf = small;
+  if (g.max_intervals() > 64) {
+    big.resize(g.max_intervals());
+    buf = big.data();
+  }
+  std::size_t n = g.dependencies(g.dependence_set_at(t), x, buf);
+  for (std::size_t i = 0; i < n; ++i) {
+    long first = std::max(lo, buf[i].first), last = std::min(hi - 1, buf[i].second);
+    if (first <= last) f(first, last);
+  }
+}
+
+}  // namespace taskbench::detail
