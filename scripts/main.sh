@@ -1,14 +1,55 @@
 #!/usr/bin/env bash
 # The README's main job: installs what is missing, builds the Release preset,
-# runs the examples and the scheduler benchmark.
+# then runs the Task Bench METG comparison on this machine (smp backend for
+# weft, one MPI rank per core for the reference) and prints the tables and
+# writes out/metg.png.
+#
+#   scripts/main.sh            # the comparison (a few minutes on 2 cores)
+#   scripts/main.sh --quick    # a coarse sweep (smoke run, well under a minute)
+#
+# Panels: (a) stencil_1d with the compute_bound kernel, (b) the same graph
+# with load_imbalance at imbalance 1.0. Implementations:
+#   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline)
+#   spmd      taskbench_weft -impl spmd, one smp rank per core
+#   dataflow  taskbench_weft -impl dataflow, one rank with a worker per core
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
+quick=0
+[ "${1:-}" = "--quick" ] && quick=1
+
 bash scripts/setup.sh
 cmake --preset release >/dev/null
 cmake --build --preset release -j "$(nproc)"
-b=build/release
-echo "== examples"
-for e in fib parallel_loops futures; do "$b/examples/example_$e"; done
-echo "== task spawn benchmark (weft vs OpenMP tasks vs oneTBB)"
+
+b=build/release/taskbench
+cores=$(nproc)
+steps=1000
+reps=5
+iter_min=2^0
+if [ "$quick" = 1 ]; then steps=200; reps=2; iter_min=2^4; fi
+graph=(-type stencil_1d -steps "$steps" -width "$cores")
+export OPENBLAS_NUM_THREADS=1
+
+impls=(
+  --impl "mpi=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi"
+  --impl "spmd=$b/weft/taskbench_weft -impl spmd --weft:ranks=$cores --weft:threads=1"
+  --impl "dataflow=$b/weft/taskbench_weft -impl dataflow --weft:ranks=1 --weft:threads=$cores"
+)
+sweep() {  # sweep OUT LABEL KERNEL_FLAGS...
+  local out=$1 label=$2
+  shift 2
+  tools/metg sweep "${impls[@]}" --baseline mpi --cores "$cores" --reps "$reps" \
+    --iter-max 2^16 --iter-min "$iter_min" --stop-below 0.1 --no-plot \
+    --out "$out" --label "$label" -- "${graph[@]}" "$@"
+}
+
 mkdir -p out
-"$b/bench/sched/bench_spawn" --reps 5 --csv out/spawn.csv
+echo "== METG (a): stencil_1d, width $cores, compute_bound"
+sweep out/metg_compute "(a) compute_bound" -kernel compute_bound
+echo
+echo "== METG (b): stencil_1d, width $cores, load_imbalance (imbalance 1.0)"
+sweep out/metg_imbalance "(b) load_imbalance 1.0" -kernel load_imbalance -imbalance 1.0
+echo
+tools/metg plot --panel out/metg_compute --panel out/metg_imbalance \
+  --title "Task Bench METG(50%) on $cores cores: weft vs MPI" --out out/metg.png
+echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/ (metg.csv, metg.json, logs/)"

@@ -1,8 +1,10 @@
 // Internal: the in-process transport of the smp backend. Ranks are thread
-// groups of one process, so a message is *moved* into the destination's
-// inbox: no copy of the payload at all, whatever its size. The inbox is a
-// mutex-protected vector swapped out whole by the consumer (one lock per
-// batch on the receiving side).
+// groups of one process, so a message is *moved* to its destination: no copy
+// of the payload at all, whatever its size. Each (source, destination) pair
+// has a lock-free ring (am/pair_ring.hpp), created on first use; a full
+// ring spills into a locked overflow list, so sending never blocks and no
+// message is lost. Messages carry no ordering guarantee (as over MPI, where
+// a large message may finish after a later small one).
 #pragma once
 #include <atomic>
 #include <memory>
@@ -10,6 +12,7 @@
 #include <vector>
 
 #include "am/message.hpp"
+#include "am/pair_ring.hpp"
 
 namespace weft::detail {
 
@@ -18,6 +21,7 @@ class scheduler;
 class local_world {
  public:
   explicit local_world(int nranks);
+  ~local_world();
   int nranks() const noexcept { return static_cast<int>(inboxes_.size()); }
   /// Wires rank r to its scheduler (woken on arrival) and dispatcher.
   void attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx);
@@ -25,15 +29,19 @@ class local_world {
 
  private:
   friend class local_transport;
+  static constexpr std::size_t ring_capacity = 1024;
   struct alignas(64) inbox {
-    std::mutex mutex;
-    std::vector<am_message> queue;
-    std::atomic<std::size_t> pending{0};  // lets idle pollers skip the locks
-    std::mutex progress_mutex;  // one consumer at a time
+    explicit inbox(int nranks) : from(static_cast<std::size_t>(nranks)) {}
+    std::vector<std::atomic<pair_ring*>> from;  // by source rank, created on first send
+    std::atomic<std::size_t> pending{0};        // published, not yet drained: lets pollers skip
+    std::atomic<bool> consuming{false};         // one consumer at a time
+    std::mutex overflow_mutex;
+    std::vector<am_message> overflow;           // when a ring is full
     scheduler* sched = nullptr;
     am_dispatch_fn dispatch = nullptr;
     void* ctx = nullptr;
   };
+  pair_ring& ring(inbox& in, int source);
   std::vector<std::unique_ptr<inbox>> inboxes_;
 };
 
@@ -46,7 +54,7 @@ class local_transport final : public am_transport {
  private:
   local_world& world_;
   int rank_;
-  std::vector<am_message> batch_;  // reused under progress_mutex
+  std::vector<am_message> spilled_;  // reused by the consumer
 };
 
 }  // namespace weft::detail

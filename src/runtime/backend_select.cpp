@@ -4,6 +4,9 @@
 #include <cstdlib>
 #include <memory>
 
+#include <sched.h>
+#include <unistd.h>
+
 #include "am/local_transport.hpp"
 #include "am/mpi_transport.hpp"
 #include "runtime/runtime_state.hpp"
@@ -24,15 +27,39 @@ void make_schedulers(process_runtime& rt, int ranks_here, int threads_per_rank, 
   }
 }
 
-/// Connects rank context i to its scheduler and transport; idle workers
-/// drive the transport (progress=worker, the smp default).
+/// Drives one transport from a dedicated thread (--weft:progress=thread):
+/// polls while there is traffic, then backs off to yielding and short naps
+/// so an idle job does not burn a core.
+void progress_loop(am_transport* t, const std::atomic<bool>* stop) {
+  int idle = 0;
+  while (!stop->load(std::memory_order_acquire)) {
+    if (t->progress()) {
+      idle = 0;
+    } else if (++idle < 2000) {
+#if defined(__x86_64__) || defined(__i386__)
+      __builtin_ia32_pause();
+#endif
+    } else if (idle < 2100) {
+      sched_yield();
+    } else {
+      usleep(20);
+    }
+  }
+}
+
+/// Connects rank context i to its scheduler and transport. Progress mode
+/// worker (the default on both backends, see docs/DISTRIBUTED.md): idle and
+/// periodically busy workers poll the transport; thread: a dedicated thread.
 void wire_rank(process_runtime& rt, int i) {
   scheduler* s = rt.local[static_cast<std::size_t>(i)].get();
   rank_comm* c = rt.comms[static_cast<std::size_t>(i)].get();
   am_transport* t = rt.transports[static_cast<std::size_t>(i)].get();
   c->transport = t;
   s->comm = c;
-  s->idle_poll = [t] { return t->progress(); };
+  if (rt.opts.progress == "thread")
+    rt.progress_threads.emplace_back(progress_loop, t, &rt.stop_progress);
+  else
+    s->idle_poll = [t] { return t->progress(); };
 }
 
 void start_smp(process_runtime& rt) {
@@ -159,6 +186,10 @@ void stop_backend(process_runtime& rt) {
   wait_local_world_quiescent(rt);
 #endif
   for (auto& s : rt.local) s->stop();
+  rt.stop_progress.store(true, std::memory_order_release);
+  for (auto& th : rt.progress_threads) th.join();
+  rt.progress_threads.clear();
+  rt.stop_progress.store(false, std::memory_order_relaxed);
   if (rt.shutdown) rt.shutdown();
   rt.transports.clear();
   rt.comms.clear();

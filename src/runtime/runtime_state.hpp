@@ -1,9 +1,11 @@
 // Internal: what the process-wide runtime holds, shared by the runtime and
 // the communication layers.
 #pragma once
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "am/message.hpp"
@@ -24,6 +26,8 @@ struct process_runtime {
   std::shared_ptr<void> backend_state;               // the backend's own objects
   std::function<void(int)> abort_job;                // ends every rank (mpi: MPI_Abort)
   std::function<void()> shutdown;                    // backend teardown after workers stop
+  std::vector<std::thread> progress_threads;         // --weft:progress=thread: one per transport
+  std::atomic<bool> stop_progress{false};
 };
 
 process_runtime* runtime_state() noexcept;

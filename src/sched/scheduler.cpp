@@ -351,6 +351,24 @@ bool try_run_inline(const void* tag) noexcept {
   return true;
 }
 
+namespace {
+/// A worker with nothing else queued waits a little for `e` before
+/// suspending: results are often a microsecond away (the other half of a
+/// parallel loop, a message already on its way), and suspending costs two
+/// fiber switches plus a steal-back of the resumed fiber. Communication is
+/// polled meanwhile; anything that lands in the deque ends the spin.
+bool spin_before_suspend(event& e, worker& w) noexcept {
+  scheduler& s = *w.sched;
+  for (int i = 0; i < s.options().wait_spin_rounds; ++i) {
+    if (e.is_set()) return true;
+    if (!w.deque.empty()) return false;
+    if (s.idle_poll && (i & 7) == 7) s.idle_poll();
+    cpu_relax();
+  }
+  return e.is_set();
+}
+}  // namespace
+
 void wait_for(event& e, const void* tag) noexcept {
   worker* w = current_worker();
   if (w == nullptr) {
@@ -369,6 +387,7 @@ void wait_for(event& e, const void* tag) noexcept {
   while (!e.is_set()) {
     if (tag != nullptr && try_run_inline(tag)) continue;
     w = current_worker();
+    if (spin_before_suspend(e, *w)) return;
     fiber_waiter node;
     node.f = w->current;
     node.home = w->sched;

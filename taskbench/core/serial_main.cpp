@@ -7,6 +7,7 @@
 #include "taskbench/core.hpp"
 
 int main(int argc, char** argv) {
+  taskbench::ensure_single_threaded_blas(argv);
   taskbench::app app(argc, argv);
   app.display();
   auto start = std::chrono::steady_clock::now();

@@ -277,6 +277,7 @@ class graph_runner {
 }  // namespace
 
 int main(int argc, char** argv) {
+  taskbench::ensure_single_threaded_blas(argv);
   MPI_Init(&argc, &argv);
   int rank = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);

@@ -49,6 +49,7 @@ options take_own_flags(int& argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  taskbench::ensure_single_threaded_blas(argv);
   options opts = take_own_flags(argc, argv);
   // Parse before the runtime starts, so a bad flag exits cleanly with Task
   // Bench's message (the --weft: options are ignored here, weft takes them).

@@ -1,5 +1,8 @@
 // The kernels of Task Bench.
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <mutex>
 
@@ -252,3 +255,17 @@ void run_kernel(const task_graph& g, long t, long x, char* scratch, std::size_t 
 }
 
 }  // namespace taskbench::detail
+
+namespace taskbench {
+
+void ensure_single_threaded_blas(char** argv) {
+#if TASKBENCH_HAVE_OPENBLAS
+  if (std::getenv("OPENBLAS_NUM_THREADS") != nullptr) return;
+  setenv("OPENBLAS_NUM_THREADS", "1", 1);
+  execv("/proc/self/exe", argv);  // returns only on failure: then go on as we are
+#else
+  (void)argv;
+#endif
+}
+
+}  // namespace taskbench

@@ -256,6 +256,14 @@ inline long block_owner(long x, long nranks, long width) noexcept {
   return ((x + 1) * nranks - 1) / width;
 }
 
+// OpenBLAS starts a pool of threads when it is loaded (before main), sized
+// by OPENBLAS_NUM_THREADS or the core count; they spin with sched_yield for
+// a while and steal cycles from the benchmark's own threads. Task Bench
+// calls BLAS from one thread per task, so the pool is never wanted: when the
+// variable is unset, this sets it to 1 and re-executes the program (same
+// argv, same pid, before MPI or weft start). Call first thing in main.
+void ensure_single_threaded_blas(char** argv);
+
 // ---------------------------------------------------------------------------
 // Command line and report
 // ---------------------------------------------------------------------------

@@ -1,0 +1,186 @@
+// Latency with a window of concurrent ping-pong chains, after the
+// LCI-parcelport paper (section 4). `w` independent chains run between rank
+// 0 and rank 1 at once; each makes K round trips with a `size`-byte message
+// both ways. With T the time for all chains on rank 0:
+//   one-way latency = T / K / 2,   message rate = 2 w K / T = w / latency.
+// K = max(8, round_trips / w), so every measurement moves about the same
+// number of messages.
+//
+//   raw MPI   each chain is a tag. Both ranks keep one MPI_Irecv per chain
+//             posted and wait with MPI_Waitsome; a completed receive is
+//             answered at once with MPI_Isend (after MPI_Wait on the
+//             chain's previous send) and the receive re-posted, so chains
+//             proceed independently, not in lock step.
+//   weft      each chain is a task on rank 0 running
+//               v = weft::async_at(1, echo, std::move(v)).get();
+//             K times, where echo returns its std::vector<char> argument
+//             (the payload really travels back; 4 KiB and up go zero-copy
+//             in weft's serialization; the vector adds an 8-byte length).
+//             The remote call is a task on rank 1, the reply fulfils the
+//             future on rank 0; the chains are tasks of one task_group.
+//
+//   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
+//                 [--round-trips R] [--weft:...]
+//   --round-trips: round trips per measurement over all chains (default
+//   2000, --quick 100 with K >= 2 and 1 repetition).
+//
+// CSV (appended; one row per system, size and window):
+//   bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s
+// system: mpi (raw MPI), weft-mpi, weft-smp. *_us: one-way latency in
+// microseconds over the repetitions; median_msgs_per_s = window / median.
+#include <array>
+#include <stdexcept>
+
+#include "comm_common.hpp"
+
+namespace {
+
+using namespace comm_bench;
+
+constexpr std::array<long, 6> sizes = {8, 64, 512, 4096, 16384, 65536};
+constexpr std::array<long, 7> windows = {1, 2, 4, 8, 16, 32, 64};
+
+struct config {
+  long round_trips = 2000;
+  long min_per_chain = 8;
+  long per_chain(long w) const { return std::max(min_per_chain, round_trips / w); }
+};
+config cfg;
+
+// ---- raw MPI --------------------------------------------------------------
+
+double raw_once(int me, long size, long w, long k) {
+  const int bytes = static_cast<int>(size);
+  const int chains = static_cast<int>(w);
+  const int peer = 1 - me;
+  const std::vector<char> out(static_cast<std::size_t>(size), 'x');  // every send reads it (MPI-3 allows)
+  std::vector<char> in(static_cast<std::size_t>(w * size));
+  std::vector<MPI_Request> rreq(static_cast<std::size_t>(w), MPI_REQUEST_NULL);
+  std::vector<MPI_Request> sreq(static_cast<std::size_t>(w), MPI_REQUEST_NULL);
+  std::vector<long> got(static_cast<std::size_t>(w), 0);
+  std::vector<int> idx(static_cast<std::size_t>(w));
+  auto post_recv = [&](int c) {
+    MPI_Irecv(in.data() + static_cast<std::size_t>(c) * static_cast<std::size_t>(size), bytes, MPI_BYTE, peer, c,
+              MPI_COMM_WORLD, &rreq[c]);
+  };
+  auto send = [&](int c) {
+    MPI_Wait(&sreq[c], MPI_STATUS_IGNORE);  // the chain's previous send
+    MPI_Isend(out.data(), bytes, MPI_BYTE, peer, c, MPI_COMM_WORLD, &sreq[c]);
+  };
+  MPI_Barrier(MPI_COMM_WORLD);
+  const auto t0 = clk::now();
+  for (int c = 0; c < chains; ++c) post_recv(c);
+  if (me == 0)
+    for (int c = 0; c < chains; ++c) send(c);
+  // Rank 1 answers every ping; rank 0 sends the next ping until K replies came.
+  for (long left = w * k; left > 0;) {
+    int count = 0;
+    MPI_Waitsome(chains, rreq.data(), &count, idx.data(), MPI_STATUSES_IGNORE);
+    for (int j = 0; j < count; ++j, --left) {
+      const int c = idx[j];
+      const bool last = ++got[c] == k;
+      if (me == 1 || !last) send(c);
+      if (!last) post_recv(c);
+    }
+  }
+  MPI_Waitall(chains, sreq.data(), MPI_STATUSES_IGNORE);
+  return seconds_since(t0);
+}
+
+void raw_pass(int me) {
+  raw_once(me, 8, 4, 50);  // warm-up
+  for (long size : sizes)
+    for (long w : windows) {
+      const long k = cfg.per_chain(w);
+      const double s = raw_once(me, size, w, k);
+      if (me == 0) record("mpi", size, w, s / static_cast<double>(k) / 2 * 1e6);
+    }
+}
+
+// ---- weft -----------------------------------------------------------------
+
+std::vector<char> echo(std::vector<char> v) { return v; }
+
+/// Runs on both ranks; returns the seconds measured on rank 0.
+double weft_once(long size, long w, long k) {
+  weft::barrier();
+  double secs = 0;
+  if (weft::rank() == 0) {
+    const auto t0 = clk::now();
+    {
+      weft::task_group g;
+      for (long c = 0; c < w; ++c)
+        g.run([size, k] {
+          std::vector<char> v(static_cast<std::size_t>(size), 'x');
+          for (long i = 0; i < k; ++i) v = weft::async_at(1, echo, std::move(v)).get();
+          if (v.size() != static_cast<std::size_t>(size)) throw std::runtime_error("echo changed the payload size");
+        });
+      g.wait();
+    }
+    secs = seconds_since(t0);
+  }
+  weft::barrier();  // rank 1 serves the calls meanwhile
+  return secs;
+}
+
+void weft_pass(const std::string& system) {
+  weft_once(8, 4, 50);  // warm-up
+  for (long size : sizes)
+    for (long w : windows) {
+      const long k = cfg.per_chain(w);
+      const double s = weft_once(size, w, k);
+      if (weft::rank() == 0) record(system, size, w, s / static_cast<double>(k) / 2 * 1e6);
+    }
+}
+
+// ---- report ---------------------------------------------------------------
+
+void report(const options& o) {
+  const auto sys = systems();
+  const bool have_mpi = !sys.empty() && sys.front() == "mpi";
+  std::printf("\none-way latency in us (round trip / 2), median [min-max] of %d runs; then messages/s from the medians;"
+              " %ld round trips per measurement\n\n",
+              o.reps, cfg.round_trips);
+  std::printf("| size | window |");
+  for (auto& s : sys) std::printf(" %s us |", s.c_str());
+  if (have_mpi)
+    for (auto& s : sys)
+      if (s != "mpi") std::printf(" %s/mpi |", s.c_str());
+  for (auto& s : sys) std::printf(" %s msg/s |", s.c_str());
+  std::printf("\n|---|---|");
+  for (std::size_t i = 0; i < 2 * sys.size() + (have_mpi ? sys.size() - 1 : 0); ++i) std::printf("---|");
+  std::printf("\n");
+  FILE* csv = open_csv(o.csv, "bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s");
+  for (long size : sizes)
+    for (long w : windows) {
+      std::printf("| %s | %ld |", size_name(size).c_str(), w);
+      for (auto& s : sys) {
+        stats st = summarize(s, size, w);
+        std::printf(" %.2f [%.2f-%.2f] |", st.med, st.lo, st.hi);
+        if (csv)
+          std::fprintf(csv, "latency,%s,%ld,%ld,%ld,%d,%.3f,%.3f,%.3f,%.1f\n", s.c_str(), size, w, cfg.per_chain(w),
+                       o.reps, st.med, st.lo, st.hi, static_cast<double>(w) / st.med * 1e6);
+      }
+      if (have_mpi) {
+        const double base = summarize("mpi", size, w).med;
+        for (auto& s : sys)
+          if (s != "mpi") std::printf(" %.2f |", summarize(s, size, w).med / base);
+      }
+      for (auto& s : sys) std::printf(" %s |", si(static_cast<double>(w) / summarize(s, size, w).med * 1e6).c_str());
+      std::printf("\n");
+    }
+  if (csv) std::fclose(csv);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  long round_trips = -1;
+  const char* usage =
+      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--round-trips R] [--weft:...]\n";
+  options o = parse_options(argc, argv, {{"--round-trips", &round_trips}}, usage);
+  cfg.round_trips = round_trips > 0 ? round_trips : (o.quick ? 100 : 2000);
+  if (o.quick) cfg.min_per_chain = 2;
+  if (drive(o, "bench_latency", raw_pass, weft_pass)) report(o);
+  return 0;
+}
