@@ -10,6 +10,7 @@
 # Panels: (a) stencil_1d with the compute_bound kernel, (b) the same graph
 # with load_imbalance at imbalance 1.0. Implementations:
 #   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline)
+#             (-warmup: an untimed run first, as taskbench_weft always does)
 #   spmd      taskbench_weft -impl spmd, one smp rank per core
 #   dataflow  taskbench_weft -impl dataflow, one rank with a worker per core
 set -euo pipefail
@@ -24,14 +25,14 @@ cmake --build --preset release -j "$(nproc)"
 b=build/release/taskbench
 cores=$(nproc)
 steps=1000
-reps=5
+reps=7
 iter_min=2^0
 if [ "$quick" = 1 ]; then steps=200; reps=2; iter_min=2^4; fi
 graph=(-type stencil_1d -steps "$steps" -width "$cores")
 export OPENBLAS_NUM_THREADS=1
 
 impls=(
-  --impl "mpi=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi"
+  --impl "mpi=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi -warmup"
   --impl "spmd=$b/weft/taskbench_weft -impl spmd --weft:ranks=$cores --weft:threads=1"
   --impl "dataflow=$b/weft/taskbench_weft -impl dataflow --weft:ranks=1 --weft:threads=$cores"
 )

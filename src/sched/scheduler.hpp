@@ -22,7 +22,7 @@ struct sched_options {
   bool pin = true;
   int first_core = 0;                    // worker i is pinned to core first_core + i
   std::size_t stack_size = 256 * 1024;   // per fiber, plus a guard page
-  int spin_rounds = 2000;                // idle: polls before yielding the CPU
+  int spin_rounds = 20000;               // idle: polls before yielding the CPU
   int yield_rounds = 64;                 // idle: sched_yield rounds before sleeping
   int wait_spin_rounds = 64;             // get() with nothing else queued: polls before suspending
 };
