@@ -36,9 +36,7 @@ void progress_loop(am_transport* t, const std::atomic<bool>* stop) {
     if (t->progress()) {
       idle = 0;
     } else if (++idle < 2000) {
-#if defined(__x86_64__) || defined(__i386__)
-      __builtin_ia32_pause();
-#endif
+      cpu_relax();
     } else if (idle < 2100) {
       sched_yield();
     } else {

@@ -19,13 +19,6 @@ namespace {
 thread_local worker* tls_worker = nullptr;
 thread_local scheduler* tls_home = nullptr;
 
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 // Futex on a 32-bit atomic, with an optional timeout (std::atomic::wait has none).
 void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {

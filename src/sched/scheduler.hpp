@@ -37,6 +37,15 @@ struct owned_counter {
   std::uint64_t get() const noexcept { return v.load(std::memory_order_acquire); }
 };
 
+/// A spin-wait hint to the CPU (pause / yield).
+inline void cpu_relax() noexcept {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 struct worker {
   worker(scheduler* s, int i, std::size_t stack_size) : sched(s), index(i), pool(stack_size) {}
   scheduler* sched;

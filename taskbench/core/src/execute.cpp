@@ -8,29 +8,10 @@ namespace taskbench {
 
 namespace detail {
 
-std::string format(const char* fmt, ...) {
-  std::string out;
-  va_list ap;
-  va_start(ap, fmt);
-  char small[256];
-  va_list ap2;
-  va_copy(ap2, ap);
-  int n = std::vsnprintf(small, sizeof small, fmt, ap);
-  if (n >= 0 && static_cast<std::size_t>(n) < sizeof small) {
-    out.assign(small, static_cast<std::size_t>(n));
-  } else if (n >= 0) {
-    out.resize(static_cast<std::size_t>(n) + 1);
-    std::vsnprintf(out.data(), out.size(), fmt, ap2);
-    out.resize(static_cast<std::size_t>(n));
-  }
-  va_end(ap2);
-  va_end(ap);
-  return out;
-}
-
-void appendf(std::string& out, const char* fmt, ...) {
-  va_list ap;
-  va_start(ap, fmt);
+namespace {
+// Appends printf-style output to `out`; one vsnprintf when it fits in a
+// small stack buffer, otherwise a second one straight into `out`.
+void vappendf(std::string& out, const char* fmt, va_list ap) {
   char small[512];
   va_list ap2;
   va_copy(ap2, ap);
@@ -44,6 +25,22 @@ void appendf(std::string& out, const char* fmt, ...) {
     out.resize(old + static_cast<std::size_t>(n));
   }
   va_end(ap2);
+}
+}  // namespace
+
+std::string format(const char* fmt, ...) {
+  std::string out;
+  va_list ap;
+  va_start(ap, fmt);
+  vappendf(out, fmt, ap);
+  va_end(ap);
+  return out;
+}
+
+void appendf(std::string& out, const char* fmt, ...) {
+  va_list ap;
+  va_start(ap, fmt);
+  vappendf(out, fmt, ap);
   va_end(ap);
 }
 
