@@ -47,6 +47,11 @@ constexpr std::array<long, 4> rates = {100'000, 1'000'000, 4'000'000, 0};  // 0:
 
 struct config {
   long batch = 32;
+  long only_size = -1;  // --size: one message size only (profiling)
+  long only_rate = -1;  // --rate: one attempted rate only (0: unlimited)
+  bool wanted(long size, long rate) const {
+    return (only_size < 0 || only_size == size) && (only_rate < 0 || only_rate == rate);
+  }
   long msgs = 20000;
   long messages(long size) const { return size > 8 ? std::max(1L, msgs / 4) : msgs; }
 };
@@ -108,6 +113,7 @@ void raw_pass(int me) {
   raw_once(me, 8, 0, 1000);  // warm-up: connections, allocators
   for (long size : sizes)
     for (long rate : rates) {
+      if (!cfg.wanted(size, rate)) continue;
       const long n = cfg.messages(size);
       const double s = raw_once(me, size, rate, n);
       if (me == 0) record("mpi", size, rate, static_cast<double>(n) / s);
@@ -188,6 +194,7 @@ void weft_pass(const std::string& system) {
   weft_once(8, 0, 1000);  // warm-up: fiber pools, connections
   for (long size : sizes)
     for (long rate : rates) {
+      if (!cfg.wanted(size, rate)) continue;
       const long n = cfg.messages(size);
       const double s = weft_once(size, rate, n);
       if (weft::rank() == 0) record(system, size, rate, static_cast<double>(n) / s);
@@ -212,6 +219,7 @@ void report(const options& o) {
   FILE* csv = open_csv(o.csv, "bench,system,size_bytes,target_rate,batch,messages,reps,median_rate,min_rate,max_rate");
   for (long size : sizes)
     for (long rate : rates) {
+      if (!cfg.wanted(size, rate)) continue;
       std::printf("| %s | %s |", size_name(size).c_str(), rate ? si(static_cast<double>(rate)).c_str() : "unlimited");
       for (auto& s : sys) {
         stats st = summarize(s, size, rate);
@@ -235,9 +243,9 @@ void report(const options& o) {
 int main(int argc, char** argv) {
   long msgs = -1;
   const char* usage =
-      "usage: bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--batch B] [--msgs N] "
+      "usage: bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--batch B] [--msgs N] [--size 8|16384] [--rate R|0] "
       "[--weft:...]\n";
-  options o = parse_options(argc, argv, {{"--batch", &cfg.batch}, {"--msgs", &msgs}}, usage);
+  options o = parse_options(argc, argv, {{"--batch", &cfg.batch}, {"--msgs", &msgs}, {"--size", &cfg.only_size}, {"--rate", &cfg.only_rate}}, usage);
   cfg.msgs = msgs > 0 ? msgs : (o.quick ? 2000 : 20000);
   cfg.batch = std::max(1L, cfg.batch);
   if (drive(o, "bench_msg_rate", raw_pass, weft_pass)) report(o);

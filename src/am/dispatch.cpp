@@ -16,27 +16,6 @@ struct call_header {
   std::uint64_t reply_token;  // the caller's reply_slot*, 0 for post_at
 };
 
-template <class H>
-std::vector<std::byte> encode_header(const H& h) {
-  std::vector<std::byte> v(sizeof(H));
-  std::memcpy(v.data(), &h, sizeof(H));
-  return v;
-}
-
-template <class H>
-H decode_header(const am_message& m, const char* what) {
-  if (m.header.size() != sizeof(H)) {
-    char msg[160];
-    std::snprintf(msg, sizeof msg, "truncated %s message from rank %d (%zu header bytes, expected %zu)", what,
-                  m.source, m.header.size(), sizeof(H));
-    fatal_handler(msg);
-    std::abort();
-  }
-  H h;
-  std::memcpy(&h, m.header.data(), sizeof(H));
-  return h;
-}
-
 [[noreturn]] void fatal_from(const char* what, int source, const char* why) {
   char msg[512];
   std::snprintf(msg, sizeof msg, "%s from rank %d: %s", what, source, why);
@@ -54,7 +33,7 @@ struct call_task final : task_base, pooled {
     delete self;
   }
   void execute() noexcept {
-    const call_header h = decode_header<call_header>(msg, "remote call");
+    const call_header h = am_header<call_header>(msg, "remote call");
     serialization::reader in = msg.reader();
     resolved_action action;
     try {
@@ -80,14 +59,9 @@ struct call_task final : task_base, pooled {
     } catch (const serialization_error& e) {
       fatal_from("malformed remote call", msg.source, e.what());
     }
-    am_message reply;
-    reply.handler = am_handler::reply;
-    reply.header = encode_header(call_header{h.reply_token});
-    reply.body = std::move(out).finish();
-    reply.keep = std::move(keep);
     const int to = msg.source;
     msg = am_message{};  // free the arguments before the reply travels
-    comm->send(to, std::move(reply));
+    send_am(*comm, to, am_handler::reply, call_header{h.reply_token}, std::move(out).finish(), std::move(keep));
   }
 };
 
@@ -124,7 +98,7 @@ void am_dispatch(void* ctx, am_message&& m) {
       break;
     }
     case am_handler::reply: {
-      const call_header h = decode_header<call_header>(m, "reply");
+      const call_header h = am_header<call_header>(m, "reply");
       serialization::reader in = m.reader();
       auto* slot = reinterpret_cast<reply_slot*>(static_cast<std::uintptr_t>(h.reply_token));
       slot->deliver(slot, in);
@@ -132,6 +106,9 @@ void am_dispatch(void* ctx, am_message&& m) {
     }
     case am_handler::collective:
       collective_arrived(comm, std::move(m));
+      break;
+    case am_handler::rma:
+      rma_arrived(comm, std::move(m));
       break;
     default: {
       char msg[128];
@@ -145,12 +122,8 @@ void am_dispatch(void* ctx, am_message&& m) {
 }
 
 void send_call(int dest, serialization::message&& body, serialization::owner&& keep, reply_slot* reply) {
-  am_message m;
-  m.handler = am_handler::call;
-  m.header = encode_header(call_header{reinterpret_cast<std::uintptr_t>(reply)});
-  m.body = std::move(body);
-  m.keep = std::move(keep);
-  current_comm().send(dest, std::move(m));
+  send_am(current_comm(), dest, am_handler::call, call_header{reinterpret_cast<std::uintptr_t>(reply)},
+          std::move(body), std::move(keep));
 }
 
 }  // namespace weft::detail

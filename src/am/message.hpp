@@ -10,7 +10,7 @@
 
 namespace weft::detail {
 
-enum class am_handler : std::uint32_t { call = 1, reply = 2, collective = 3 };
+enum class am_handler : std::uint32_t { call = 1, reply = 2, collective = 3, rma = 4 };
 
 struct am_message {
   int source = -1;

@@ -4,6 +4,10 @@
 #pragma once
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <type_traits>
 #include <map>
 #include <mutex>
 #include <utility>
@@ -50,5 +54,44 @@ void am_dispatch(void* rank_ctx, am_message&& m);
 
 /// Collective mailbox delivery (coll layer).
 void collective_arrived(rank_comm& c, am_message&& m);
+
+/// One-sided put/get protocol messages (rma layer; runs inside progress).
+void rma_arrived(rank_comm& c, am_message&& m);
+
+/// Largest fixed protocol header a message carries.
+inline constexpr std::size_t am_header_capacity = 32;
+
+/// Sends a message for handler `h` to `dest`: a fixed, trivially copyable
+/// protocol header plus an optional serialized body (whose bulk views point
+/// into what `keep` owns until the transport is done with them).
+template <class H>
+void send_am(rank_comm& c, int dest, am_handler h, const H& header, serialization::message&& body = {},
+             serialization::owner&& keep = {}) {
+  static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
+  am_message m;
+  m.handler = h;
+  m.header.resize(sizeof(H));
+  std::memcpy(m.header.data(), &header, sizeof(H));
+  m.body = std::move(body);
+  m.keep = std::move(keep);
+  c.send(dest, std::move(m));
+}
+
+/// The protocol header of `m` as H. A header of the wrong size (a truncated
+/// or foreign message) ends the job naming the sender.
+template <class H>
+H am_header(const am_message& m, const char* what) {
+  static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
+  if (m.header.size() != sizeof(H)) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "truncated %s message from rank %d (%zu header bytes, expected %zu)", what,
+                  m.source, m.header.size(), sizeof(H));
+    fatal_handler(msg);
+    std::abort();
+  }
+  H h;
+  std::memcpy(&h, m.header.data(), sizeof(H));
+  return h;
+}
 
 }  // namespace weft::detail

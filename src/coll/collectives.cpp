@@ -22,13 +22,9 @@ std::uint64_t collective_begin() {
 }
 
 void collective_send(int dest, std::uint64_t seq, int phase, std::vector<std::byte>&& bytes) {
-  am_message m;
-  m.handler = am_handler::collective;
-  coll_header h{seq, phase, 0};
-  m.header.resize(sizeof h);
-  std::memcpy(m.header.data(), &h, sizeof h);
-  m.body.bytes = std::move(bytes);
-  current_comm().send(dest, std::move(m));
+  serialization::message body;
+  body.bytes = std::move(bytes);
+  send_am(current_comm(), dest, am_handler::collective, coll_header{seq, phase, 0}, std::move(body));
 }
 
 future<std::vector<std::vector<std::byte>>> collective_expect(std::uint64_t seq, int phase, int count) {
@@ -50,12 +46,7 @@ future<std::vector<std::vector<std::byte>>> collective_expect(std::uint64_t seq,
 }
 
 void collective_arrived(rank_comm& c, am_message&& m) {
-  if (m.header.size() != sizeof(coll_header)) {
-    fatal_handler("truncated collective message");
-    std::abort();
-  }
-  coll_header h;
-  std::memcpy(&h, m.header.data(), sizeof h);
+  const auto h = am_header<coll_header>(m, "collective");
   std::unique_lock lock(c.coll_mutex);
   auto key = std::make_pair(h.seq, static_cast<int>(h.phase));
   coll_slot& slot = c.coll_slots[key];
