@@ -4,6 +4,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <vector>
 
 #include "weft/detail/serialize.hpp"
@@ -19,6 +20,13 @@ struct am_message {
   serialization::message body;               // inline bytes + zero-copy views
   std::vector<std::vector<std::byte>> owned_bulk;  // bulk segments received into buffers
   serialization::owner keep;                 // what `body.bulk` points into (sender side)
+
+  /// Bulk segment i of the body, whichever way it arrived.
+  std::size_t bulk_count() const noexcept { return owned_bulk.empty() ? body.bulk.size() : owned_bulk.size(); }
+  std::span<const std::byte> bulk_segment(std::size_t i) const noexcept {
+    if (!owned_bulk.empty()) return owned_bulk[i];
+    return body.bulk[i];
+  }
 
   /// A reader over the body, whichever way the bulk segments arrived.
   serialization::reader reader() {

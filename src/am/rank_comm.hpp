@@ -9,6 +9,7 @@
 #include <cstring>
 #include <type_traits>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <utility>
 #include <vector>
@@ -37,6 +38,10 @@ struct rank_comm {
   std::atomic<std::uint64_t> handled{0};
 
   void send(int dest, am_message&& m);
+
+  /// The rma layer's per-rank state (segment table), created on first use.
+  std::shared_ptr<void> rma;
+  std::mutex rma_mutex;  // guards creating `rma`
 
   // Collectives: every rank numbers its collective calls; all ranks make
   // them in the same order, so (sequence, phase) names one step everywhere.
