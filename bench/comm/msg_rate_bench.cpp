@@ -123,7 +123,14 @@ void raw_pass(int me) {
 // ---- weft -----------------------------------------------------------------
 
 // Rank 1's count of this measurement's arrivals, and its target.
-std::atomic<long> received{0};
+// A cache line of its own: next to data every sender reads (the action
+// ids), the receiver's increments would bounce that line (false sharing).
+struct alignas(64) padded_counter {
+  std::atomic<long> value{0};
+  char pad[64 - sizeof(std::atomic<long>)];
+};
+padded_counter received_line;
+std::atomic<long>& received = received_line.value;
 long expected = 0;
 // Rank 0's completion signal (rank 1 posts `on_done` there).
 weft::promise<void>* done = nullptr;

@@ -94,7 +94,7 @@ void am_dispatch(void* ctx, am_message&& m) {
       t->run = &call_task::go;
       t->comm = &comm;
       t->msg = std::move(m);
-      spawn_to(comm.sched, t);
+      spawn_quietly(comm.sched, t);  // the transport wakes a worker per batch
       break;
     }
     case am_handler::reply: {

@@ -1,8 +1,22 @@
 #include "am/local_transport.hpp"
 
 #include "sched/scheduler.hpp"
+#include "weft/sched.hpp"
 
 namespace weft::detail {
+
+namespace {
+// Set while this thread delivers messages: a handler that sends from inside
+// progress must not suspend (it is not a task body).
+thread_local int delivering = 0;
+// How often a task whose destination ring is full yields before it spills.
+constexpr int full_ring_yields = 1000;
+// Messages taken from one ring per progress call. Bounded so that a flood
+// stays in the ring, where it holds its sender back, instead of turning
+// into an unbounded pile of handler tasks here: busy workers poll every 64
+// scheduling decisions, so intake roughly matches what the rank executes.
+constexpr std::size_t drain_batch = 64;
+}  // namespace
 
 local_world::local_world(int nranks) {
   for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks));
@@ -35,33 +49,54 @@ pair_ring& local_world::ring(inbox& in, int source) {
 
 void local_transport::send(int dest, am_message&& m) {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(dest)];
-  if (!world_.ring(in, rank_).try_push(m)) {
+  pair_ring& ring = world_.ring(in, rank_);
+  bool pushed = ring.try_push(m);
+  // Backpressure: a task flooding a slower rank waits (running other tasks,
+  // including its own rank's progress) for the ring to drain instead of
+  // growing an unbounded overflow list. Spilling stays the fallback, so a
+  // send never deadlocks: from inside progress, off-worker, or to itself.
+  if (!pushed && delivering == 0 && dest != rank_ && current_worker() != nullptr)
+    for (int i = 0; i < full_ring_yields && !pushed; ++i) {
+      weft::this_task::yield();
+      pushed = ring.try_push(m);
+    }
+  if (!pushed) {
     std::lock_guard lock(in.overflow_mutex);
     in.overflow.push_back(std::move(m));
+    in.spilled.fetch_add(1, std::memory_order_release);
   }
-  in.pending.fetch_add(1, std::memory_order_release);
-  in.sched->wake_one();  // an idle worker of the destination picks it up
+  in.sched->wake_one();  // an idle worker of the destination polls
+}
+
+bool local_world::has_news(const inbox& in) noexcept {
+  if (in.spilled.load(std::memory_order_acquire) != 0) return true;
+  for (auto& slot : in.from)
+    if (const pair_ring* r = slot.load(std::memory_order_acquire); r != nullptr && r->ready()) return true;
+  return false;
 }
 
 bool local_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
-  if (in.pending.load(std::memory_order_acquire) == 0) return false;
+  if (!local_world::has_news(in)) return false;
   if (in.consuming.exchange(true, std::memory_order_acquire)) return false;
   std::size_t n = 0;
+  ++delivering;
   auto deliver = [&in](am_message&& m) { in.dispatch(in.ctx, std::move(m)); };
   for (auto& slot : in.from)
-    if (pair_ring* r = slot.load(std::memory_order_acquire)) n += r->drain(deliver);
-  {
-    std::lock_guard lock(in.overflow_mutex);
-    spilled_.swap(in.overflow);
+    if (pair_ring* r = slot.load(std::memory_order_acquire)) n += r->drain(drain_batch, deliver);
+  if (in.spilled.load(std::memory_order_acquire) != 0) {
+    {
+      std::lock_guard lock(in.overflow_mutex);
+      spilled_.swap(in.overflow);
+      in.spilled.store(0, std::memory_order_relaxed);
+    }
+    for (auto& m : spilled_) deliver(std::move(m));
+    n += spilled_.size();
+    spilled_.clear();
   }
-  for (auto& m : spilled_) deliver(std::move(m));
-  n += spilled_.size();
-  spilled_.clear();
-  // A producer bumps `pending` after publishing, so this may briefly take
-  // it below zero (it wraps); that only makes pollers look once more.
-  in.pending.fetch_sub(n, std::memory_order_acq_rel);
+  --delivering;
   in.consuming.store(false, std::memory_order_release);
+  delivered(n);
   return n != 0;
 }
 

@@ -32,16 +32,23 @@ class local_world {
   static constexpr std::size_t ring_capacity = 1024;
   struct alignas(64) inbox {
     explicit inbox(int nranks) : from(static_cast<std::size_t>(nranks)) {}
+    // Read by senders on every message (never written after start-up).
     std::vector<std::atomic<pair_ring*>> from;  // by source rank, created on first send
-    std::atomic<std::size_t> pending{0};        // published, not yet drained: lets pollers skip
-    std::atomic<bool> consuming{false};         // one consumer at a time
-    std::mutex overflow_mutex;
-    std::vector<am_message> overflow;           // when a ring is full
     scheduler* sched = nullptr;
     am_dispatch_fn dispatch = nullptr;
     void* ctx = nullptr;
+    // The consumer's flag, on its own line: were it next to what senders
+    // read, every poll would steal that line from them (false sharing).
+    alignas(64) std::atomic<bool> consuming{false};  // one consumer at a time
+    // Touched only when a ring stays full.
+    alignas(64) std::atomic<std::size_t> spilled{0};  // messages in `overflow`
+    std::mutex overflow_mutex;
+    std::vector<am_message> overflow;
   };
   pair_ring& ring(inbox& in, int source);
+  /// Something to deliver to `in`? Loads only, so idle pollers cost the
+  /// producers nothing (no shared counter bounced per message).
+  static bool has_news(const inbox& in) noexcept;
   std::vector<std::unique_ptr<inbox>> inboxes_;
 };
 

@@ -1,9 +1,20 @@
 // Internal: one active message as the remote-call and collective layers see
 // it. In-process (smp) it travels by move, so large arguments are never
 // copied; over MPI it is flattened into one buffer and rebuilt on arrival.
+//
+// Layout: a small message (the common case: a remote call with a few scalar
+// arguments, a reply, an ack) lives entirely inside the object — protocol
+// header and body bytes inline, one cache line with the ring's sequence
+// word — so sending and receiving it allocates nothing and moves one line
+// between cores. Heap allocation on one thread
+// and release on another (sender vs receiver) was the largest single cost of
+// the smp message path. Larger bodies, bulk segments and the owner that
+// keeps their memory alive go to one out-of-line block.
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -11,32 +22,119 @@
 
 namespace weft::detail {
 
-enum class am_handler : std::uint32_t { call = 1, reply = 2, collective = 3, rma = 4 };
+enum class am_handler : std::uint8_t { call = 1, reply = 2, collective = 3, rma = 4 };
 
-struct am_message {
+/// Largest fixed protocol header a message carries.
+inline constexpr std::size_t am_header_capacity = 32;
+/// Inline room for header plus body: with the ring's sequence word a small
+/// message fills exactly one cache line.
+inline constexpr std::size_t am_inline_capacity = 40;
+
+class am_message {
+ public:
   int source = -1;
   am_handler handler = am_handler::call;
-  std::vector<std::byte> header;             // the protocol header of `handler`
-  serialization::message body;               // inline bytes + zero-copy views
-  std::vector<std::vector<std::byte>> owned_bulk;  // bulk segments received into buffers
-  serialization::owner keep;                 // what `body.bulk` points into (sender side)
+
+ private:
+  std::uint8_t header_size_ = 0;
+  std::uint8_t body_size_ = 0;  // inline body bytes (when `large_` is null)
+
+ public:
+  /// What does not fit inline.
+  struct out_of_line {
+    std::vector<std::byte> bytes;                      // body bytes
+    std::vector<std::span<const std::byte>> bulk;      // zero-copy views (sender side)
+    std::vector<std::vector<std::byte>> owned_bulk;    // bulk segments received into buffers
+    serialization::owner keep;                         // what `bulk` points into
+  };
+
+  void set_header(const void* h, std::size_t n) noexcept {  // n <= am_header_capacity; before the body
+    header_size_ = static_cast<std::uint8_t>(n);
+    std::memcpy(inline_, h, n);
+  }
+  std::span<const std::byte> header_bytes() const noexcept { return {inline_, header_size_}; }
+
+  /// Stores a serialized body; small ones inline (the writer's buffer is
+  /// then released right here, on the sending thread).
+  void set_body(serialization::message&& body, serialization::owner&& keep) {
+    if (body.bulk.empty() && !keep && fits_inline(body.bytes.size())) {
+      set_inline_body(body.bytes.data(), body.bytes.size());
+      return;
+    }
+    large_ = std::make_unique<out_of_line>();
+    large_->bytes = std::move(body.bytes);
+    large_->bulk = std::move(body.bulk);
+    large_->keep = std::move(keep);
+  }
+  /// Stores received body bytes (copied inline when small).
+  void set_body_bytes(const std::byte* p, std::size_t n) {
+    if (fits_inline(n)) {
+      set_inline_body(p, n);
+      return;
+    }
+    large_ = std::make_unique<out_of_line>();
+    large_->bytes.assign(p, p + n);
+  }
+  /// The out-of-line block, created on first use (receivers of bulk data).
+  out_of_line& spill() {
+    if (!large_) {
+      const auto inline_bytes = body_bytes();
+      auto fresh = std::make_unique<out_of_line>();
+      fresh->bytes.assign(inline_bytes.begin(), inline_bytes.end());
+      large_ = std::move(fresh);
+      body_size_ = 0;
+    }
+    return *large_;
+  }
+
+  std::span<const std::byte> body_bytes() const noexcept {
+    if (large_) return large_->bytes;
+    return {inline_ + header_size_, body_size_};
+  }
+  /// Moves the body bytes out (collective payloads).
+  std::vector<std::byte> take_body_bytes() {
+    if (large_) return std::move(large_->bytes);
+    const auto b = body_bytes();
+    return std::vector<std::byte>(b.begin(), b.end());
+  }
 
   /// Bulk segment i of the body, whichever way it arrived.
-  std::size_t bulk_count() const noexcept { return owned_bulk.empty() ? body.bulk.size() : owned_bulk.size(); }
+  std::size_t bulk_count() const noexcept {
+    if (!large_) return 0;
+    return large_->owned_bulk.empty() ? large_->bulk.size() : large_->owned_bulk.size();
+  }
   std::span<const std::byte> bulk_segment(std::size_t i) const noexcept {
-    if (!owned_bulk.empty()) return owned_bulk[i];
-    return body.bulk[i];
+    if (!large_->owned_bulk.empty()) return large_->owned_bulk[i];
+    return large_->bulk[i];
   }
 
   /// A reader over the body, whichever way the bulk segments arrived.
   serialization::reader reader() {
-    if (!owned_bulk.empty()) return serialization::reader(body.bytes, owned_bulk);
-    return serialization::reader(body.bytes, body.bulk);
+    if (!large_) return serialization::reader(body_bytes());
+    if (!large_->owned_bulk.empty()) return serialization::reader(large_->bytes, large_->owned_bulk);
+    return serialization::reader(large_->bytes, large_->bulk);
   }
+
+ private:
+  bool fits_inline(std::size_t n) const noexcept { return header_size_ + n <= am_inline_capacity; }
+  void set_inline_body(const std::byte* p, std::size_t n) noexcept {
+    body_size_ = static_cast<std::uint8_t>(n);
+    if (n != 0) std::memcpy(inline_ + header_size_, p, n);
+  }
+
+  std::unique_ptr<out_of_line> large_;
+  std::byte inline_[am_inline_capacity];  // header, then a small body
 };
+static_assert(sizeof(am_message) == 56, "a small message plus the ring's sequence word fills one cache line");
 
 /// Delivery of a message on its destination rank (called from progress).
+/// Handler tasks it starts are queued without waking idle workers; the
+/// transport wakes one per delivered batch (am_transport::delivered).
 using am_dispatch_fn = void (*)(void* rank_ctx, am_message&& m);
+
+class scheduler;
+/// Wakes an idle worker of `s` (defined by the scheduler).
+void wake_one_worker(scheduler* s) noexcept;
 
 /// What a backend offers the layers above (one object per local rank).
 class am_transport {
@@ -44,11 +142,21 @@ class am_transport {
   virtual ~am_transport() = default;
   /// Sends `m` to `dest` (m.source is filled in). Thread-safe; never blocks
   /// on the receiver. The transport owns `m` until it is delivered or its
-  /// contents are sent (that is when `m.keep` is released).
+  /// contents are sent (that is when the body's `keep` is released).
   virtual void send(int dest, am_message&& m) = 0;
   /// Delivers pending incoming messages to the dispatcher; true if any.
   /// Thread-safe (concurrent callers return at once).
   virtual bool progress() = 0;
+
+  /// The rank's scheduler: its handler tasks run there.
+  scheduler* owner = nullptr;
+
+ protected:
+  /// After a batch of deliveries: one wake-up for all the handler tasks it
+  /// queued (one fence per batch instead of one per message).
+  void delivered(std::size_t n) const noexcept {
+    if (n != 0 && owner != nullptr) wake_one_worker(owner);
+  }
 };
 
 }  // namespace weft::detail

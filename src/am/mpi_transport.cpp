@@ -18,9 +18,10 @@ namespace {
 constexpr int tag_eager = 1;
 constexpr int tag_bulk = 2;
 
-// Wire layout of the eager message: fixed part, header bytes, inline body,
-// then either the bulk segments themselves (flattened) or nothing (they
-// follow on tag_bulk).
+// Wire layout: an eager MPI message is a sequence of frames, one per active
+// message. A frame: fixed prefix, header bytes, body bytes, the bulk
+// segment lengths, then either the bulk segments themselves (flattened) or
+// nothing (they follow on tag_bulk, in frame order).
 struct wire_prefix {
   std::uint32_t magic;
   std::uint32_t handler;
@@ -35,12 +36,6 @@ constexpr std::uint32_t wire_magic = 0x77656674;  // "weft"
 struct outgoing {
   int dest;
   am_message msg;
-};
-
-struct in_flight_send {
-  std::vector<MPI_Request> requests;
-  std::vector<std::byte> buffer;  // the eager part
-  am_message msg;                 // keeps bulk memory alive
 };
 
 struct in_flight_recv {
@@ -65,6 +60,17 @@ int env_int(const char* name, int fallback) {
 
 }  // namespace
 
+/// One MPI message on the eager tag: the frames of every message queued
+/// for one destination in one progress pass (coalescing: under load one
+/// MPI_Isend carries many small messages, as LCI/HPX aggregate parcels).
+struct in_flight_send {
+  int dest = -1;
+  MPI_Request eager = MPI_REQUEST_NULL;
+  std::vector<MPI_Request> bulk;  // rendezvous segments, sent from the messages' own memory
+  std::vector<std::byte> buffer;  // the frames (recycled through `spare`)
+  std::vector<am_message> held;   // rendezvous messages: keep their bulk memory alive
+};
+
 struct mpi_transport::impl {
   MPI_Comm comm = MPI_COMM_NULL;
   std::mutex queue_mutex;
@@ -74,6 +80,9 @@ struct mpi_transport::impl {
   std::deque<in_flight_send> sends;
   std::deque<in_flight_recv> recvs;  // waiting for bulk segments, in arrival order
   std::vector<am_message> loopback;   // messages to self
+  std::vector<in_flight_send> building;       // batches being filled, one per destination
+  std::vector<std::vector<std::byte>> spare;  // eager send buffers to reuse
+  std::vector<std::byte> rbuf;                // eager receive buffer, reused
 };
 
 bool mpi_transport::launched_with_several_ranks() noexcept { return env_int("PMI_SIZE", 1) > 1; }
@@ -109,7 +118,8 @@ mpi_transport::~mpi_transport() {
   std::lock_guard lock(lock_);
   while (!p_->sends.empty()) {  // quiescence guarantees these are done or nearly
     auto& s = p_->sends.front();
-    MPI_Waitall(static_cast<int>(s.requests.size()), s.requests.data(), MPI_STATUSES_IGNORE);
+    MPI_Wait(&s.eager, MPI_STATUS_IGNORE);
+    MPI_Waitall(static_cast<int>(s.bulk.size()), s.bulk.data(), MPI_STATUSES_IGNORE);
     p_->sends.pop_front();
   }
   MPI_Comm_free(&p_->comm);
@@ -138,8 +148,148 @@ bool mpi_transport::progress() {
   return progress_locked();
 }
 
+in_flight_send& mpi_transport::batch_for(int dest) {
+  impl& p = *p_;
+  for (auto& b : p.building)
+    if (b.dest == dest) return b;
+  in_flight_send& b = p.building.emplace_back();
+  b.dest = dest;
+  if (!p.spare.empty()) {
+    b.buffer = std::move(p.spare.back());
+    p.spare.pop_back();
+  }
+  b.buffer.clear();
+  return b;
+}
+
+void mpi_transport::start_send(in_flight_send&& b) {
+  impl& p = *p_;
+  MPI_Isend(b.buffer.data(), static_cast<int>(b.buffer.size()), MPI_BYTE, b.dest, tag_eager, p.comm, &b.eager);
+  p.sends.push_back(std::move(b));
+}
+
+void mpi_transport::append_frame(in_flight_send& b0, am_message&& m) {
+  in_flight_send* b = &b0;
+  const auto header = m.header_bytes();
+  const auto bytes = m.body_bytes();
+  const std::size_t n_bulk = m.bulk_count();
+  const std::size_t fixed = sizeof(wire_prefix) + header.size() + bytes.size() + 8 * n_bulk;
+  std::size_t bulk_total = 0;
+  for (std::size_t i = 0; i < n_bulk; ++i) bulk_total += m.bulk_segment(i).size();
+  const bool flatten = fixed + bulk_total <= eager_limit_;
+  const std::size_t frame = fixed + (flatten ? bulk_total : 0);
+  if (!b->buffer.empty() && b->buffer.size() + frame > eager_limit_) {
+    // Full: send what is there, continue in a fresh batch for this rank.
+    const int dest = b->dest;
+    in_flight_send full = std::move(*b);
+    *b = in_flight_send{};
+    b->dest = dest;
+    if (!p_->spare.empty()) {
+      b->buffer = std::move(p_->spare.back());
+      p_->spare.pop_back();
+    }
+    b->buffer.clear();
+    start_send(std::move(full));
+  }
+  wire_prefix pre{wire_magic, static_cast<std::uint32_t>(m.handler), static_cast<std::uint32_t>(header.size()),
+                  static_cast<std::uint32_t>(n_bulk), bytes.size(), flatten ? 1u : 0u, 0};
+  const std::size_t at = b->buffer.size();
+  b->buffer.resize(at + frame);
+  std::byte* w = b->buffer.data() + at;
+  auto put = [&w](const void* src, std::size_t n) {
+    if (n != 0) std::memcpy(w, src, n);
+    w += n;
+  };
+  put(&pre, sizeof pre);
+  put(header.data(), header.size());
+  put(bytes.data(), bytes.size());
+  for (std::size_t i = 0; i < n_bulk; ++i) {
+    const std::uint64_t len = m.bulk_segment(i).size();
+    put(&len, 8);
+  }
+  if (flatten) {
+    for (std::size_t i = 0; i < n_bulk; ++i) put(m.bulk_segment(i).data(), m.bulk_segment(i).size());
+    return;  // `m` (and what it keeps alive) is released now: its bytes are copied
+  }
+  // Bulk segments go now, straight from the message's memory; the receiver
+  // posts its receives in frame order, which MPI's ordering matches.
+  for (std::size_t i = 0; i < n_bulk; ++i) {
+    // Segments over 2 GiB would need splitting; remote-call payloads here stay far below.
+    const auto seg = m.bulk_segment(i);
+    b->bulk.emplace_back();
+    MPI_Isend(seg.data(), static_cast<int>(seg.size()), MPI_BYTE, b->dest, tag_bulk, p_->comm, &b->bulk.back());
+  }
+  b->held.push_back(std::move(m));
+}
+
+template <class Deliver>
+void mpi_transport::read_frames(std::span<const std::byte> buf, int source, Deliver& deliver) {
+  auto bad = [&](const char* why) {
+    char msg[160];
+    std::snprintf(msg, sizeof msg, "corrupt or truncated message from rank %d: %s", source, why);
+    std::fprintf(stderr, "weft: rank %d: %s\n", rank_, msg);
+    abort_world(1);
+  };
+  const std::byte* c = buf.data();
+  const std::byte* const end = buf.data() + buf.size();
+  if (c == end) bad("empty message");
+  while (c != end) {
+    wire_prefix pre;
+    if (static_cast<std::size_t>(end - c) < sizeof pre) bad("shorter than its prefix");
+    std::memcpy(&pre, c, sizeof pre);
+    if (pre.magic != wire_magic) bad("bad magic");
+    if (pre.header_len > am_header_capacity) bad("protocol header too long");
+    const std::size_t fixed = sizeof pre + pre.header_len + pre.body_len + 8ull * pre.n_bulk;
+    if (fixed > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
+    c += sizeof pre;
+    in_flight_recv r;
+    r.source = source;
+    am_message& m = r.msg;
+    m.source = source;
+    m.handler = static_cast<am_handler>(pre.handler);
+    m.set_header(c, pre.header_len);
+    c += pre.header_len;
+    m.set_body_bytes(c, pre.body_len);
+    c += pre.body_len;
+    if (pre.n_bulk == 0) {
+      deliver(std::move(m));
+      continue;
+    }
+    std::vector<std::uint64_t> lens(pre.n_bulk);
+    std::uint64_t bulk_total = 0;
+    for (auto& l : lens) {
+      std::memcpy(&l, c, 8);
+      c += 8;
+      bulk_total += l;
+    }
+    auto& owned = m.spill().owned_bulk;
+    owned.resize(pre.n_bulk);
+    if (pre.flattened) {
+      if (bulk_total > static_cast<std::size_t>(end - c)) bad("flattened segments exceed the message");
+      for (std::size_t i = 0; i < lens.size(); ++i) {
+        owned[i].assign(c, c + lens[i]);
+        c += lens[i];
+      }
+      deliver(std::move(m));
+      continue;
+    }
+    for (std::size_t i = 0; i < lens.size(); ++i) {
+      owned[i].resize(lens[i]);
+      r.requests.emplace_back();
+      MPI_Irecv(owned[i].data(), static_cast<int>(lens[i]), MPI_BYTE, source, tag_bulk, p_->comm,
+                &r.requests.back());
+    }
+    p_->recvs.push_back(std::move(r));
+  }
+}
+
 bool mpi_transport::progress_locked() {
   bool did = false;
+  std::size_t n_delivered = 0;
+  auto deliver = [&](am_message&& m) {
+    dispatch_(ctx_, std::move(m));
+    ++n_delivered;
+  };
   impl& p = *p_;
   // 1. Hand queued messages to MPI (or to ourselves).
   if (p.queued.load(std::memory_order_acquire) != 0) {
@@ -154,54 +304,21 @@ bool mpi_transport::progress_locked() {
         p.loopback.push_back(std::move(o.msg));
         continue;
       }
-      am_message& m = o.msg;
-      std::size_t total = sizeof(wire_prefix) + m.header.size() + m.body.bytes.size();
-      std::size_t bulk_total = 0;
-      for (auto s : m.body.bulk) bulk_total += s.size();
-      const bool flatten = total + bulk_total <= eager_limit_;
-      wire_prefix pre{wire_magic, static_cast<std::uint32_t>(m.handler), static_cast<std::uint32_t>(m.header.size()),
-                      static_cast<std::uint32_t>(m.body.bulk.size()), m.body.bytes.size(), flatten ? 1u : 0u, 0};
-      in_flight_send s;
-      s.buffer.resize(total + (flatten ? bulk_total + 8 * m.body.bulk.size() : 8 * m.body.bulk.size()));
-      std::byte* w = s.buffer.data();
-      std::memcpy(w, &pre, sizeof pre);
-      w += sizeof pre;
-      std::memcpy(w, m.header.data(), m.header.size());
-      w += m.header.size();
-      std::memcpy(w, m.body.bytes.data(), m.body.bytes.size());
-      w += m.body.bytes.size();
-      for (auto seg : m.body.bulk) {
-        std::uint64_t len = seg.size();
-        std::memcpy(w, &len, 8);
-        w += 8;
-      }
-      if (flatten)
-        for (auto seg : m.body.bulk) {
-          std::memcpy(w, seg.data(), seg.size());
-          w += seg.size();
-        }
-      s.requests.emplace_back();
-      MPI_Isend(s.buffer.data(), static_cast<int>(s.buffer.size()), MPI_BYTE, o.dest, tag_eager, p.comm,
-                &s.requests.back());
-      if (!flatten) {
-        for (auto seg : m.body.bulk) {
-          // Segments over 2 GiB would need splitting; remote-call payloads here stay far below.
-          s.requests.emplace_back();
-          MPI_Isend(seg.data(), static_cast<int>(seg.size()), MPI_BYTE, o.dest, tag_bulk, p.comm,
-                    &s.requests.back());
-        }
-        s.msg = std::move(m);
-      }
-      p.sends.push_back(std::move(s));
+      append_frame(batch_for(o.dest), std::move(o.msg));
     }
+    for (auto& b : p.building) start_send(std::move(b));
+    p.building.clear();
     p.draining.clear();
   }
   // 2. Retire completed sends (in order; cheap test of the oldest few).
   while (!p.sends.empty()) {
     auto& s = p.sends.front();
     int done = 0;
-    MPI_Testall(static_cast<int>(s.requests.size()), s.requests.data(), &done, MPI_STATUSES_IGNORE);
+    MPI_Test(&s.eager, &done, MPI_STATUS_IGNORE);
+    if (done && !s.bulk.empty())
+      MPI_Testall(static_cast<int>(s.bulk.size()), s.bulk.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) break;
+    if (p.spare.size() < 256) p.spare.push_back(std::move(s.buffer));
     p.sends.pop_front();
     did = true;
   }
@@ -215,53 +332,10 @@ bool mpi_transport::progress_locked() {
     did = true;
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    std::vector<std::byte> buf(static_cast<std::size_t>(count));
-    MPI_Mrecv(buf.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-    wire_prefix pre;
-    auto bad = [&](const char* why) {
-      char msg[160];
-      std::snprintf(msg, sizeof msg, "corrupt or truncated message from rank %d: %s", st.MPI_SOURCE, why);
-      std::fprintf(stderr, "weft: rank %d: %s\n", rank_, msg);
-      abort_world(1);
-    };
-    if (buf.size() < sizeof pre) bad("shorter than its prefix");
-    std::memcpy(&pre, buf.data(), sizeof pre);
-    if (pre.magic != wire_magic) bad("bad magic");
-    std::size_t need = sizeof pre + pre.header_len + pre.body_len + 8ull * pre.n_bulk;
-    if (need > buf.size()) bad("lengths exceed the message");
-    in_flight_recv r;
-    r.source = st.MPI_SOURCE;
-    r.msg.source = st.MPI_SOURCE;
-    r.msg.handler = static_cast<am_handler>(pre.handler);
-    const std::byte* c = buf.data() + sizeof pre;
-    r.msg.header.assign(c, c + pre.header_len);
-    c += pre.header_len;
-    r.msg.body.bytes.assign(c, c + pre.body_len);
-    c += pre.body_len;
-    std::vector<std::uint64_t> lens(pre.n_bulk);
-    std::uint64_t bulk_total = 0;
-    for (auto& l : lens) {
-      std::memcpy(&l, c, 8);
-      c += 8;
-      bulk_total += l;
-    }
-    r.msg.owned_bulk.resize(pre.n_bulk);
-    if (pre.flattened) {
-      if (need + bulk_total != buf.size()) bad("flattened segments do not add up");
-      for (std::size_t i = 0; i < lens.size(); ++i) {
-        r.msg.owned_bulk[i].assign(c, c + lens[i]);
-        c += lens[i];
-      }
-      dispatch_(ctx_, std::move(r.msg));
-      continue;
-    }
-    for (std::size_t i = 0; i < lens.size(); ++i) {
-      r.msg.owned_bulk[i].resize(lens[i]);
-      r.requests.emplace_back();
-      MPI_Irecv(r.msg.owned_bulk[i].data(), static_cast<int>(lens[i]), MPI_BYTE, r.source, tag_bulk, p.comm,
-                &r.requests.back());
-    }
-    p.recvs.push_back(std::move(r));
+    if (p.rbuf.size() < static_cast<std::size_t>(count)) p.rbuf.resize(static_cast<std::size_t>(count));
+    MPI_Mrecv(p.rbuf.data(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
+    read_frames(std::span<const std::byte>(p.rbuf.data(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
+                deliver);
   }
   // 4. Deliver messages whose bulk segments have all arrived.
   for (auto it = p.recvs.begin(); it != p.recvs.end();) {
@@ -271,7 +345,7 @@ bool mpi_transport::progress_locked() {
       ++it;
       continue;
     }
-    dispatch_(ctx_, std::move(it->msg));
+    deliver(std::move(it->msg));
     it = p.recvs.erase(it);
     did = true;
   }
@@ -279,9 +353,10 @@ bool mpi_transport::progress_locked() {
   if (!p.loopback.empty()) {
     std::vector<am_message> local;
     local.swap(p.loopback);
-    for (auto& m : local) dispatch_(ctx_, std::move(m));
+    for (auto& m : local) deliver(std::move(m));
     did = true;
   }
+  delivered(n_delivered);
   return did;
 }
 

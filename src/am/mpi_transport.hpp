@@ -3,8 +3,11 @@
 // Every MPI call is made by whichever thread holds the progress lock
 // (MPI_THREAD_SERIALIZED): senders only append to an outgoing queue, so many
 // worker threads never contend inside MPI (the lesson of the LCI paper).
-// Small messages travel as one MPI message on the eager tag (header, inline
-// bytes and bulk segments flattened). Large ones send a descriptor on the
+// Small messages travel on the eager tag, header, body and bulk segments
+// flattened into one frame; the frames of all messages queued for one
+// destination in a progress pass share one MPI message (coalescing: under
+// load, one MPI_Isend and one receive carry dozens of small messages).
+// Large ones send a descriptor frame on the
 // eager tag and then each segment straight from the sender's memory on the
 // bulk tag; the receiver posts those receives in the order descriptors
 // arrive, which MPI's non-overtaking rule makes match the sends — so no tag
@@ -15,11 +18,14 @@
 #include <deque>
 #include <memory>
 #include <mutex>
+#include <span>
 #include <vector>
 
 #include "am/message.hpp"
 
 namespace weft::detail {
+
+struct in_flight_send;
 
 class mpi_transport final : public am_transport {
  public:
@@ -47,6 +53,11 @@ class mpi_transport final : public am_transport {
  private:
   struct impl;
   bool progress_locked();
+  in_flight_send& batch_for(int dest);
+  void append_frame(in_flight_send& batch, am_message&& m);
+  void start_send(in_flight_send&& batch);
+  template <class Deliver>
+  void read_frames(std::span<const std::byte> buf, int source, Deliver& deliver);
   std::unique_ptr<impl> p_;
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;

@@ -6,7 +6,7 @@
 // (seq == pos) or holds the message of ticket `pos` for the consumer
 // (seq == pos + 1). Producers (the source rank's threads) claim tickets with
 // one CAS on `tail`; the consumer needs no atomic read-modify-write at all and
-// drains every published slot in one pass (batched consumption). No locks:
+// drains a batch of published slots in one pass (batched consumption). No locks:
 // a preempted thread never makes the other side sleep in the kernel, which a
 // mutex-protected inbox did under load.
 #pragma once
@@ -47,31 +47,41 @@ class pair_ring {
     }
   }
 
-  /// Consumer only: hands every published message, in ticket order, to `f`.
+  /// Consumer only: whether the next message is published (one load).
+  bool ready() const noexcept {
+    const std::uint64_t h = head_.load(std::memory_order_relaxed);
+    return slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1;
+  }
+
+  /// Consumer only: hands up to `max` published messages, in ticket order,
+  /// to `f`.
   template <class F>
-  std::size_t drain(F&& f) {
+  std::size_t drain(std::size_t max, F&& f) {
     std::size_t n = 0;
-    for (;;) {
-      slot& s = slots_[head_ & mask_];
-      if (s.seq.load(std::memory_order_acquire) != head_ + 1) return n;
-      am_message m = std::move(s.msg);
-      s.msg = am_message{};
-      s.seq.store(head_ + mask_ + 1, std::memory_order_release);  // free for the next lap
-      ++head_;
+    std::uint64_t h = head_.load(std::memory_order_relaxed);
+    while (n < max) {
+      slot& s = slots_[h & mask_];
+      if (s.seq.load(std::memory_order_acquire) != h + 1) break;
+      am_message m = std::move(s.msg);  // leaves `large` null: nothing to reset
+      s.seq.store(h + mask_ + 1, std::memory_order_release);  // free for the next lap
+      head_.store(++h, std::memory_order_relaxed);
       ++n;
       f(std::move(m));
     }
+    return n;
   }
 
  private:
-  struct slot {
+  struct alignas(64) slot {
     std::atomic<std::uint64_t> seq{0};
     am_message msg;
   };
   const std::uint64_t mask_;
   std::unique_ptr<slot[]> slots_;
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // producers
-  alignas(64) std::uint64_t head_ = 0;              // the consumer
+  // The consumer's position. Atomic only because pollers peek at it (ready())
+  // while another thread of the rank may be the one draining.
+  alignas(64) std::atomic<std::uint64_t> head_{0};
 };
 
 }  // namespace weft::detail

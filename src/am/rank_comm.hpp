@@ -63,9 +63,6 @@ void collective_arrived(rank_comm& c, am_message&& m);
 /// One-sided put/get protocol messages (rma layer; runs inside progress).
 void rma_arrived(rank_comm& c, am_message&& m);
 
-/// Largest fixed protocol header a message carries.
-inline constexpr std::size_t am_header_capacity = 32;
-
 /// Sends a message for handler `h` to `dest`: a fixed, trivially copyable
 /// protocol header plus an optional serialized body (whose bulk views point
 /// into what `keep` owns until the transport is done with them).
@@ -75,10 +72,8 @@ void send_am(rank_comm& c, int dest, am_handler h, const H& header, serializatio
   static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
   am_message m;
   m.handler = h;
-  m.header.resize(sizeof(H));
-  std::memcpy(m.header.data(), &header, sizeof(H));
-  m.body = std::move(body);
-  m.keep = std::move(keep);
+  m.set_header(&header, sizeof(H));
+  m.set_body(std::move(body), std::move(keep));
   c.send(dest, std::move(m));
 }
 
@@ -87,15 +82,16 @@ void send_am(rank_comm& c, int dest, am_handler h, const H& header, serializatio
 template <class H>
 H am_header(const am_message& m, const char* what) {
   static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
-  if (m.header.size() != sizeof(H)) {
+  const auto bytes = m.header_bytes();
+  if (bytes.size() != sizeof(H)) {
     char msg[160];
     std::snprintf(msg, sizeof msg, "truncated %s message from rank %d (%zu header bytes, expected %zu)", what,
-                  m.source, m.header.size(), sizeof(H));
+                  m.source, bytes.size(), sizeof(H));
     fatal_handler(msg);
     std::abort();
   }
   H h;
-  std::memcpy(&h, m.header.data(), sizeof(H));
+  std::memcpy(&h, bytes.data(), sizeof(H));
   return h;
 }
 

@@ -51,7 +51,7 @@ void collective_arrived(rank_comm& c, am_message&& m) {
   auto key = std::make_pair(h.seq, static_cast<int>(h.phase));
   coll_slot& slot = c.coll_slots[key];
   slot.by_rank.resize(static_cast<std::size_t>(c.nranks));
-  slot.by_rank[static_cast<std::size_t>(m.source)] = std::move(m.body.bytes);
+  slot.by_rank[static_cast<std::size_t>(m.source)] = m.take_body_bytes();
   ++slot.arrived;
   if (slot.expected >= 0 && slot.arrived >= slot.expected) {
     auto data = std::move(slot.by_rank);

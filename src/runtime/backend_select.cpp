@@ -53,6 +53,7 @@ void wire_rank(process_runtime& rt, int i) {
   rank_comm* c = rt.comms[static_cast<std::size_t>(i)].get();
   am_transport* t = rt.transports[static_cast<std::size_t>(i)].get();
   c->transport = t;
+  t->owner = s;
   s->comm = c;
   if (rt.opts.progress == "thread")
     rt.progress_threads.emplace_back(progress_loop, t, &rt.stop_progress);

@@ -316,6 +316,23 @@ void spawn_to(void* target, task_base* t) noexcept {
     w->sched->wake_one();
     return;
   }
+  spawn_elsewhere(target, t);
+}
+
+bool spawn_quietly(scheduler* target, task_base* t) noexcept {
+  worker* w = current_worker();
+  if (w != nullptr && target == w->sched) {
+    w->deque.push(t);
+    w->spawned.inc();
+    return true;
+  }
+  spawn_elsewhere(target, t);
+  return false;
+}
+
+void wake_one_worker(scheduler* s) noexcept { s->wake_one(); }
+
+void spawn_elsewhere(void* target, task_base* t) noexcept {
   auto* s = static_cast<scheduler*>(target);
   if (s == nullptr) s = home_scheduler();
   if (s == nullptr) {
@@ -355,7 +372,7 @@ bool spin_before_suspend(event& e, worker& w) noexcept {
   for (int i = 0; i < s.options().wait_spin_rounds; ++i) {
     if (e.is_set()) return true;
     if (!w.deque.empty()) return false;
-    if (s.idle_poll && (i & 7) == 7) s.idle_poll();
+    if (s.idle_poll && (i & 7) == 0) s.idle_poll();  // at once: flushes what the task just sent
     cpu_relax();
   }
   return e.is_set();

@@ -66,6 +66,12 @@ struct worker {
 
 /// The calling thread's worker, or nullptr. Not inlined: a fiber may move
 /// between threads, so the TLS address must be recomputed on every call.
+/// Pushes `t` onto the calling worker's deque when it belongs to `target`,
+/// without waking an idle sibling (true); the caller wakes one once for a
+/// whole batch. Otherwise hands it over like spawn_to (false).
+bool spawn_quietly(scheduler* target, task_base* t) noexcept;
+/// spawn_to's path for a task started off the target's workers.
+void spawn_elsewhere(void* target, task_base* t) noexcept;
 worker* current_worker() noexcept;
 
 class scheduler {
