@@ -2,5 +2,6 @@
 #pragma once
 #include "weft/am.hpp"
 #include "weft/coll.hpp"
+#include "weft/rma.hpp"
 #include "weft/runtime.hpp"
 #include "weft/sched.hpp"
