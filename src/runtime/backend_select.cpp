@@ -31,6 +31,9 @@ void make_schedulers(process_runtime& rt, int ranks_here, int threads_per_rank, 
 /// polls while there is traffic, then backs off to yielding and short naps
 /// so an idle job does not burn a core.
 void progress_loop(am_transport* t, const std::atomic<bool>* stop) {
+  // This thread acts for the transport's rank: weft::rank() and the rank
+  // named in fatal messages are that rank's, not the process's first.
+  home_scheduler() = t->owner;
   int idle = 0;
   while (!stop->load(std::memory_order_acquire)) {
     if (t->progress()) {
