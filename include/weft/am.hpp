@@ -20,6 +20,11 @@
 // ranks, call back). An exception thrown there is rethrown by get() as
 // weft::remote_error carrying the original message; an exception escaping a
 // post_at call ends the job, naming the rank.
+//
+// Flow control: when a task floods an in-process (smp) rank faster than that
+// rank runs the calls, async_at/post_at may briefly suspend the calling task
+// (running other tasks meanwhile) until the destination catches up — so do
+// not hold a std::mutex across them, as across future::get().
 #pragma once
 #include <memory>
 #include <tuple>
