@@ -5,6 +5,9 @@
 // produced on another rank is a future from the mailbox, fulfilled when the
 // producer's output arrives by remote call.
 #include <algorithm>
+#include <atomic>
+#include <exception>
+#include <memory>
 #include <vector>
 
 #include "impl.hpp"
@@ -17,13 +20,33 @@ namespace {
 
 using output_future = weft::shared_future<buffer>;
 
+/// What the tasks of one run share. On the heap, and left there when the
+/// run fails: the error ends the job, but until then tasks of this run that
+/// are still pending (and handlers of outputs still arriving) may use it.
+struct run_state {
+  run_state(const taskbench::task_graph& g, const local_block& me) : box(g, me), scratch(g) {}
+  mailbox box;
+  scratch_set scratch;
+  /// Set once every sink is ready, or failed with the first error of a task.
+  weft::promise<void> done;
+  std::atomic<bool> settled{false};
+  void settle(std::exception_ptr error) {
+    if (settled.exchange(true, std::memory_order_acq_rel)) return;
+    if (error)
+      done.set_exception(std::move(error));
+    else
+      done.set_value();
+  }
+};
+
 void run_graph(const taskbench::task_graph& g) {
   const local_block me(g, weft::rank(), weft::nranks());
-  mailbox box(g, me);
-  scratch_set scratch(g);
+  auto owned = std::make_unique<run_state>(g, me);
+  run_state* st = owned.get();
+  weft::future<void> finished = st->done.get_future();
   // Tasks of one point share its scratch buffer, so when there is scratch a
   // task also waits (without reading it) for the point's previous task.
-  const bool order_points = scratch.bytes() > 0;
+  const bool order_points = st->scratch.bytes() > 0;
   std::vector<output_future> prev(static_cast<std::size_t>(g.max_width));
   std::vector<output_future> cur(prev.size());
   std::vector<output_future> sinks;  // outputs no local task consumes: waited for at the end
@@ -32,27 +55,35 @@ void run_graph(const taskbench::task_graph& g) {
     const long last = std::min(g.offset_at(t) + g.width_at(t), me.last);
     for (long x = first; x < last; ++x) {
       std::vector<output_future> in;
-      g.for_each_input(t, x, [&](long p) { in.push_back(me.owns(p) ? prev[static_cast<std::size_t>(p)] : box.take(t - 1, p)); });
+      in.reserve(g.num_inputs(t, x) + 1);
+      g.for_each_input(t, x, [&](long p) { in.push_back(me.owns(p) ? prev[static_cast<std::size_t>(p)] : st->box.take(t - 1, p)); });
       const std::size_t n_inputs = in.size();
       if (order_points && g.is_active(t - 1, x)) in.push_back(prev[static_cast<std::size_t>(x)]);
       bool local_use = false, remote_use = false;
       g.for_each_output(t, x, [&](long c) { (me.owns(c) ? local_use : remote_use) = true; });
       output_future out =
           weft::dataflow(
-              [&g, &scratch, &box, t, x, n_inputs, remote_use](std::vector<output_future>& ready) {
-                buffer result(g.output_bytes_per_task);
-                const char* small[16];
-                std::vector<const char*> large;
-                const char** ptrs = small;
-                if (n_inputs > 16) {
-                  large.resize(n_inputs);
-                  ptrs = large.data();
+              [&g, st, t, x, n_inputs, remote_use](std::vector<output_future>& ready) {
+                try {
+                  buffer result(g.output_bytes_per_task);
+                  const char* small[16];
+                  std::vector<const char*> large;
+                  const char** ptrs = small;
+                  if (n_inputs > 16) {
+                    large.resize(n_inputs);
+                    ptrs = large.data();
+                  }
+                  for (std::size_t i = 0; i < n_inputs; ++i) ptrs[i] = ready[i].get().data();
+                  g.execute_point(t, x, {result.data(), result.size()}, {ptrs, n_inputs},
+                                  {st->scratch.at(x), st->scratch.bytes()});
+                  if (remote_use) st->box.send(t, x, result.data());
+                  return result;
+                } catch (...) {
+                  // Report at once: this task's consumers on other ranks
+                  // never get its output, so the sinks may never be ready.
+                  st->settle(std::current_exception());
+                  throw;
                 }
-                for (std::size_t i = 0; i < n_inputs; ++i) ptrs[i] = ready[i].get().data();
-                g.execute_point(t, x, {result.data(), result.size()}, {ptrs, n_inputs},
-                                {scratch.at(x), scratch.bytes()});
-                if (remote_use) box.send(t, x, result);
-                return result;
               },
               std::move(in))
               .share();
@@ -63,7 +94,15 @@ void run_graph(const taskbench::task_graph& g) {
   }
   // Every local task leads to a sink, and every output sent here is consumed
   // by a local task: once the sinks are done, this rank's part is done.
-  for (auto& s : sinks) s.get();  // rethrows a task's validation_error
+  prev.clear();
+  cur.clear();
+  weft::when_all(std::move(sinks)).then([st](auto) { st->settle(nullptr); });
+  try {
+    finished.get();  // rethrows the first task's error (a validation_error)
+  } catch (...) {
+    (void)owned.release();  // still in use, see run_state
+    throw;
+  }
 }
 
 }  // namespace
