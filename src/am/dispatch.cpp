@@ -121,9 +121,19 @@ void am_dispatch(void* ctx, am_message&& m) {
   comm.handled.fetch_add(1, std::memory_order_release);
 }
 
+namespace {
+thread_local std::vector<std::byte> spare_call_buffer;
+constexpr std::size_t max_spare_capacity = 4096;
+}  // namespace
+
+std::vector<std::byte> take_call_buffer() noexcept { return std::move(spare_call_buffer); }
+
 void send_call(int dest, serialization::message&& body, serialization::owner&& keep, reply_slot* reply) {
   send_am(current_comm(), dest, am_handler::call, call_header{reinterpret_cast<std::uintptr_t>(reply)},
           std::move(body), std::move(keep));
+  // A small body was copied inline and its buffer left here: keep it.
+  if (body.bytes.capacity() != 0 && body.bytes.capacity() <= max_spare_capacity)
+    spare_call_buffer = std::move(body.bytes);
 }
 
 }  // namespace weft::detail
