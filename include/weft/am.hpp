@@ -50,6 +50,11 @@ struct reply_slot {
 /// for post_at. `keep` owns what body's bulk views point into.
 void send_call(int dest, serialization::message&& body, serialization::owner&& keep, reply_slot* reply);
 
+/// The calling thread's spare serialization buffer (its capacity is reused:
+/// a small call is copied into the message, so its buffer comes back here
+/// instead of being freed and allocated again for the next call).
+std::vector<std::byte> take_call_buffer() noexcept;
+
 template <class R>
 class remote_state final : public state<R>, public reply_slot {
  public:
@@ -73,7 +78,7 @@ class remote_state final : public state<R>, public reply_slot {
 
 template <class F, class... Args>
 void encode_call(serialization::message& body, serialization::owner& keep, const F& f, Args&&... args) {
-  serialization::writer w;
+  serialization::writer w(take_call_buffer());
   if constexpr ((may_have_bulk<std::decay_t<Args>>() || ...)) {
     // Large payloads are sent from the arguments themselves: keep them alive
     // (on the heap) until the transport is done with them.

@@ -12,6 +12,14 @@ namespace weft::detail {
 
 namespace {
 
+thread_local std::vector<std::byte> spare_call_buffer;
+
+/// A small body is copied inline into its message, which leaves the
+/// serialization buffer with the caller: keep it for the next call.
+void keep_call_buffer(std::vector<std::byte>&& bytes) noexcept {
+  if (bytes.capacity() != 0 && bytes.capacity() <= 4096) spare_call_buffer = std::move(bytes);
+}
+
 struct call_header {
   std::uint64_t reply_token;  // the caller's reply_slot*, 0 for post_at
 };
@@ -52,7 +60,7 @@ struct call_task final : task_base, pooled {
       }
       return;
     }
-    serialization::writer out;
+    serialization::writer out(take_call_buffer());
     serialization::owner keep;
     try {
       keep = action.invoke(in, &out);
@@ -61,7 +69,9 @@ struct call_task final : task_base, pooled {
     }
     const int to = msg.source;
     msg = am_message{};  // free the arguments before the reply travels
-    send_am(*comm, to, am_handler::reply, call_header{h.reply_token}, std::move(out).finish(), std::move(keep));
+    serialization::message body = std::move(out).finish();
+    send_am(*comm, to, am_handler::reply, call_header{h.reply_token}, std::move(body), std::move(keep));
+    keep_call_buffer(std::move(body.bytes));
   }
 };
 
@@ -121,9 +131,12 @@ void am_dispatch(void* ctx, am_message&& m) {
   comm.handled.fetch_add(1, std::memory_order_release);
 }
 
+std::vector<std::byte> take_call_buffer() noexcept { return std::move(spare_call_buffer); }
+
 void send_call(int dest, serialization::message&& body, serialization::owner&& keep, reply_slot* reply) {
   send_am(current_comm(), dest, am_handler::call, call_header{reinterpret_cast<std::uintptr_t>(reply)},
           std::move(body), std::move(keep));
+  keep_call_buffer(std::move(body.bytes));
 }
 
 }  // namespace weft::detail

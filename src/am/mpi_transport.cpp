@@ -7,6 +7,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <utility>
 
 #include <sched.h>
 #include <unistd.h>
@@ -148,18 +149,22 @@ bool mpi_transport::progress() {
   return progress_locked();
 }
 
-in_flight_send& mpi_transport::batch_for(int dest) {
+in_flight_send mpi_transport::fresh_batch(int dest) {
   impl& p = *p_;
-  for (auto& b : p.building)
-    if (b.dest == dest) return b;
-  in_flight_send& b = p.building.emplace_back();
+  in_flight_send b;
   b.dest = dest;
   if (!p.spare.empty()) {
     b.buffer = std::move(p.spare.back());
     p.spare.pop_back();
+    b.buffer.clear();
   }
-  b.buffer.clear();
   return b;
+}
+
+in_flight_send& mpi_transport::batch_for(int dest) {
+  for (auto& b : p_->building)
+    if (b.dest == dest) return b;
+  return p_->building.emplace_back(fresh_batch(dest));
 }
 
 void mpi_transport::start_send(in_flight_send&& b) {
@@ -168,8 +173,7 @@ void mpi_transport::start_send(in_flight_send&& b) {
   p.sends.push_back(std::move(b));
 }
 
-void mpi_transport::append_frame(in_flight_send& b0, am_message&& m) {
-  in_flight_send* b = &b0;
+void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   const auto header = m.header_bytes();
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
@@ -178,24 +182,16 @@ void mpi_transport::append_frame(in_flight_send& b0, am_message&& m) {
   for (std::size_t i = 0; i < n_bulk; ++i) bulk_total += m.bulk_segment(i).size();
   const bool flatten = fixed + bulk_total <= eager_limit_;
   const std::size_t frame = fixed + (flatten ? bulk_total : 0);
-  if (!b->buffer.empty() && b->buffer.size() + frame > eager_limit_) {
+  if (!batch.buffer.empty() && batch.buffer.size() + frame > eager_limit_) {
     // Full: send what is there, continue in a fresh batch for this rank.
-    const int dest = b->dest;
-    in_flight_send full = std::move(*b);
-    *b = in_flight_send{};
-    b->dest = dest;
-    if (!p_->spare.empty()) {
-      b->buffer = std::move(p_->spare.back());
-      p_->spare.pop_back();
-    }
-    b->buffer.clear();
+    in_flight_send full = std::exchange(batch, fresh_batch(batch.dest));
     start_send(std::move(full));
   }
   wire_prefix pre{wire_magic, static_cast<std::uint32_t>(m.handler), static_cast<std::uint32_t>(header.size()),
                   static_cast<std::uint32_t>(n_bulk), bytes.size(), flatten ? 1u : 0u, 0};
-  const std::size_t at = b->buffer.size();
-  b->buffer.resize(at + frame);
-  std::byte* w = b->buffer.data() + at;
+  const std::size_t at = batch.buffer.size();
+  batch.buffer.resize(at + frame);
+  std::byte* w = batch.buffer.data() + at;
   auto put = [&w](const void* src, std::size_t n) {
     if (n != 0) std::memcpy(w, src, n);
     w += n;
@@ -216,10 +212,10 @@ void mpi_transport::append_frame(in_flight_send& b0, am_message&& m) {
   for (std::size_t i = 0; i < n_bulk; ++i) {
     // Segments over 2 GiB would need splitting; remote-call payloads here stay far below.
     const auto seg = m.bulk_segment(i);
-    b->bulk.emplace_back();
-    MPI_Isend(seg.data(), static_cast<int>(seg.size()), MPI_BYTE, b->dest, tag_bulk, p_->comm, &b->bulk.back());
+    batch.bulk.emplace_back();
+    MPI_Isend(seg.data(), static_cast<int>(seg.size()), MPI_BYTE, batch.dest, tag_bulk, p_->comm, &batch.bulk.back());
   }
-  b->held.push_back(std::move(m));
+  batch.held.push_back(std::move(m));
 }
 
 template <class Deliver>

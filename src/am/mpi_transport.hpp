@@ -53,6 +53,7 @@ class mpi_transport final : public am_transport {
  private:
   struct impl;
   bool progress_locked();
+  in_flight_send fresh_batch(int dest);
   in_flight_send& batch_for(int dest);
   void append_frame(in_flight_send& batch, am_message&& m);
   void start_send(in_flight_send&& batch);
