@@ -585,14 +585,20 @@ void parallel_for(I first, I last, I grain, F&& f) {
     }
     for (I i = lo; i < hi; ++i) f(i);
   };
+  std::exception_ptr failed;
   try {
     split(split, first, last);
   } catch (...) {
+    // Held, not rethrown with `throw;` after the wait: waiting may resume
+    // this task on another thread, where no exception is active any more.
+    failed = std::current_exception();
+  }
+  if (failed) {
     try {
       g.wait();  // tasks still refer to `split` and `f`: join before unwinding
     } catch (...) {
     }
-    throw;
+    std::rethrow_exception(failed);
   }
   g.wait();
 }

@@ -3,6 +3,7 @@
 #include <atomic>
 #include <numeric>
 #include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "test_runtime.hpp"
@@ -97,6 +98,29 @@ TEST(ParallelFor, ExceptionReachesCaller) {
                                     if (i == 777) throw std::range_error("777");
                                   }),
                std::range_error);
+}
+
+// The throwing iteration's task waits for its siblings before rethrowing;
+// that wait may resume it on another worker thread, where a bare `throw;`
+// has no active exception (std::terminate). Slow siblings that yield make
+// the resumption happen elsewhere often.
+TEST(ParallelFor, ExceptionSurvivesResumingOnAnotherThread) {
+  scoped_runtime rt({"--weft:threads=2"});
+  int caught = 0;
+  for (int round = 0; round < 200; ++round) {
+    auto f = weft::async([] {
+      weft::parallel_for(0, 8, 1, [](int i) {
+        if (i == 0) throw std::range_error("first");
+        for (int k = 0; k < 20; ++k) weft::this_task::yield();
+      });
+    });
+    try {
+      f.get();
+    } catch (const std::range_error& e) {
+      if (std::string(e.what()) == "first") ++caught;
+    }
+  }
+  EXPECT_EQ(caught, 200);
 }
 
 TEST(ParallelReduce, SumsAndMatchesSerial) {
