@@ -7,6 +7,10 @@
 
 namespace taskbench_weft {
 
+/// -weft-inject-corruption (testing): the last rank flips a byte of one
+/// output it sends to another rank at timestep 1; the run must fail.
+extern bool inject_corruption;
+
 /// Output of one task: `output_bytes_per_task` bytes of (t, x) pairs.
 using buffer = std::vector<char>;
 

@@ -31,6 +31,8 @@ options take_own_flags(int& argc, char** argv) {
         std::exit(1);
       }
       o.impl = argv[++i];
+    } else if (std::strcmp(argv[i], "-weft-inject-corruption") == 0) {
+      taskbench_weft::inject_corruption = true;
     } else if (std::strcmp(argv[i], "-no-warmup") == 0) {
       o.warmup = false;
     } else {

@@ -1,3 +1,4 @@
+#include <atomic>
 #include "remote_outputs.hpp"
 
 #include <algorithm>
@@ -6,6 +7,8 @@
 #include <exception>
 
 namespace taskbench_weft {
+
+bool inject_corruption = false;
 
 local_block::local_block(const taskbench::task_graph& g, int r, int n)
     : first(taskbench::block_first(r, n, g.max_width)),
@@ -73,8 +76,21 @@ void destinations::add(int r) {
 namespace {
 
 /// Posts (t, x)'s output to `dest`, handled there by Box::arrived.
+/// Testing aid: the first output the last rank sends at timestep 1.
+bool corrupt_this(long t) {
+  static std::atomic<bool> done{false};
+  return inject_corruption && t == 1 && weft::rank() == weft::nranks() - 1 &&
+         !done.exchange(true, std::memory_order_relaxed);
+}
+
 template <class Box>
 void post(int dest, std::uint64_t run, long t, long x, const char* data, std::size_t n) {
+  std::vector<char> corrupted;
+  if (corrupt_this(t) && n != 0) {  // -weft-inject-corruption: the consumer must notice
+    corrupted.assign(data, data + n);
+    corrupted[n - 1] ^= 0x10;
+    data = corrupted.data();
+  }
   if (n == small_bytes && fits(t, x)) {
     small_payload bytes;
     std::memcpy(bytes.data(), data, small_bytes);
