@@ -2,8 +2,8 @@
 
 import pytest
 
-from weft_metg.analysis import (Sample, aggregate, find_peak, metg, metg_text, ratio, ratio_text,
-                                summarize)
+from weft_metg.analysis import (Sample, aggregate, efficiency_at, efficiency_at_multiple, find_peak,
+                                metg, metg_text, ratio, ratio_text, summarize)
 
 
 def test_crossing_interpolates_linearly_in_granularity():
@@ -132,3 +132,31 @@ def test_summarize_end_to_end_numbers():
     assert s2["results"]["weft"]["ratio_vs_baseline"]["text"].startswith(">=")
     given = summarize(samples, ["mpi"], cores=2, peak_flops=1e9)
     assert given["peak"] == {"flops_per_s": 1e9, "source": "given"}
+
+
+def test_efficiency_at_interpolates_in_log_granularity():
+    pts = [(10, 0.4), (40, 0.8), (160, 0.9)]
+    # 20 is halfway between 10 and 40 in log scale
+    assert efficiency_at(pts, 20) == pytest.approx(0.6)
+    assert efficiency_at(pts, 40) == pytest.approx(0.8)
+    assert efficiency_at(pts, 80) == pytest.approx(0.85)
+    assert efficiency_at(pts, 5) is None and efficiency_at(pts, 320) is None
+    assert efficiency_at([], 10) is None and efficiency_at(pts, None) is None
+
+
+def test_efficiency_at_multiple_of_baseline_and_own_metg():
+    def res(points, value, status="interpolated"):
+        return {"points": [{"granularity_us": g, "efficiency": e} for g, e in points],
+                "metg": {"value_us": value, "status": status}}
+    results = {"mpi": res([(1, 0.2), (4, 0.6), (64, 0.96), (256, 0.99)], 2.0),
+               "df": res([(2, 0.3), (8, 0.7), (32, 0.9), (128, 0.98)], 4.0)}
+    ea = efficiency_at_multiple(results, "mpi", 16)
+    assert ea["granularity_us"] == pytest.approx(32)
+    # mpi at 32 us: between 4 (0.6) and 64 (0.96), 3/4 of the way in log2
+    assert ea["per_impl"]["mpi"]["at_baseline"] == pytest.approx(0.6 + 0.75 * 0.36)
+    assert ea["per_impl"]["df"]["at_baseline"] == pytest.approx(0.9)
+    assert ea["per_impl"]["df"]["own_granularity_us"] == pytest.approx(64)
+    assert ea["per_impl"]["df"]["at_own"] == pytest.approx(0.94)
+    assert efficiency_at_multiple(results, "mpi", 0) is None
+    results["mpi"]["metg"] = {"value_us": None, "status": "not_reached"}
+    assert efficiency_at_multiple(results, "mpi", 16) is None

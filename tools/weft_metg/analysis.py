@@ -168,6 +168,53 @@ def metg(points, threshold: float = 0.5) -> dict:
     return res
 
 
+def efficiency_at(points, granularity: float):
+    """Efficiency at a given granularity (us), interpolated linearly in
+    log(granularity) between the two measured points around it; None when it
+    lies outside the measured range. With several points at the same side,
+    the nearest ones are used (the curve need not be monotonic)."""
+    pts = []
+    for p in points:
+        if isinstance(p, Point):
+            pts.append((p.granularity_us, p.efficiency))
+        else:
+            pts.append((float(p[0]), float(p[1])))
+    pts = sorted(q for q in pts if q[0] > 0 and math.isfinite(q[1]))
+    if not pts or granularity is None or granularity <= 0:
+        return None
+    for (g0, e0), (g1, e1) in zip(pts, pts[1:]):
+        if g0 <= granularity <= g1:
+            if g1 == g0:
+                return e0
+            w = (math.log(granularity) - math.log(g0)) / (math.log(g1) - math.log(g0))
+            return e0 + w * (e1 - e0)
+    if len(pts) == 1 and pts[0][0] == granularity:
+        return pts[0][1]
+    return None
+
+
+def efficiency_at_multiple(results: dict, baseline: str | None, multiple: float) -> dict | None:
+    """Every implementation's efficiency at multiple x METG(baseline), the
+    same granularity for all (a fair comparison: Task Bench's "efficiency at
+    16x METG" figures), and at multiple x its own METG. Returned as
+    {"multiple", "granularity_us", "per_impl": {name: {"at_baseline",
+    "own_granularity_us", "at_own"}}}; None without a baseline METG value."""
+    if not baseline or baseline not in results or not multiple:
+        return None
+    bm = results[baseline]["metg"]
+    if bm.get("value_us") is None or bm["status"] not in ("interpolated", "exact"):
+        return None  # no METG value (only a bound): nothing to multiply
+    g = multiple * bm["value_us"]
+    per = {}
+    for name, r in results.items():
+        pts = [(p["granularity_us"], p["efficiency"]) for p in r["points"]]
+        own = r["metg"].get("value_us")
+        og = multiple * own if own is not None and r["metg"]["status"] in ("interpolated", "exact") else None
+        per[name] = {"at_baseline": efficiency_at(pts, g), "own_granularity_us": og,
+                     "at_own": efficiency_at(pts, og) if og else None}
+    return {"multiple": multiple, "granularity_us": g, "per_impl": per}
+
+
 def metg_text(m: dict, fmt: str = "%.3g") -> str:
     st = m["status"]
     if st in ("interpolated", "exact"):
@@ -211,9 +258,12 @@ def ratio_text(m: dict, base: dict) -> str:
 
 
 def summarize(samples: list[Sample], impls: list[str], cores: int, threshold: float = 0.5,
-              peak_flops: float | None = None, baseline: str | None = None) -> dict:
+              peak_flops: float | None = None, baseline: str | None = None,
+              eff_multiple: float = 16.0) -> dict:
     """Everything the tables, plot and metg.json need. peak_flops given
-    overrides the measured peak."""
+    overrides the measured peak. eff_multiple: also report every
+    implementation's efficiency at that multiple of the baseline's METG (0:
+    off)."""
     if peak_flops:
         peak, src, best = float(peak_flops), "given", None
     else:
@@ -235,7 +285,9 @@ def summarize(samples: list[Sample], impls: list[str], cores: int, threshold: fl
             r["ratio_vs_baseline"] = {"lower": lo, "upper": hi,
                                       "text": ratio_text(r["metg"], results[baseline]["metg"])}
     out = {"cores": cores, "threshold": threshold, "peak": peak_info,
-           "baseline": baseline, "impls": list(impls), "results": results}
+           "baseline": baseline, "impls": list(impls), "results": results,
+           "eff_multiple": eff_multiple,
+           "efficiency_at": efficiency_at_multiple(results, baseline, eff_multiple)}
     if peak <= 0:
         ok = [s for s in samples if s.ok and s.kind == "run"]
         out["error"] = ("no successful run" if not ok else

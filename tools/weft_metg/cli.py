@@ -10,7 +10,8 @@ import shlex
 import sys
 
 from . import __version__
-from .analysis import Sample, metg, ratio, ratio_text, summarize, points_from_summary
+from .analysis import (Sample, efficiency_at_multiple, metg, points_from_summary, ratio,
+                       ratio_text, summarize)
 from .parse import split_runs, describe_graphs, config_signature
 from .results import (CSV_NAME, JSON_NAME, PNG_NAME, CsvWriter, read_csv, read_json,
                       write_json, report_text)
@@ -94,6 +95,10 @@ def _add_summary_options(p, plot_default=True):
                    help="efficiency defining METG, as 0.5 or 50%% (default 0.5)")
     p.add_argument("--peak-flops", type=_positive_float, metavar="FLOPS",
                    help="use this peak FLOP/s instead of measuring it")
+    p.add_argument("--eff-multiple", type=float, default=16.0, metavar="K",
+                   help="also report each implementation's efficiency at K x the baseline's METG "
+                        "and at K x its own (default 16, as in Task Bench's load-imbalance "
+                        "figures; 0: off)")
     p.add_argument("--title", help="figure title")
     p.add_argument("--label", help="panel label, e.g. '(a) compute_bound' (kept in metg.json)")
     if plot_default:
@@ -269,7 +274,8 @@ def cmd_sweep(args, common, argv) -> int:
         sweep.close()
 
     summary = summarize(sweep.samples, list(impls), cores, args.threshold,
-                        peak_flops=args.peak_flops, baseline=baseline)
+                        peak_flops=args.peak_flops, baseline=baseline,
+                        eff_multiple=args.eff_multiple)
     summary.update(_metadata(args, argv))
     summary.update({"graph": describe_graphs(sweep.graphs or []), "graphs": sweep.graphs or [],
                     "common_args": common, "impl_commands": impls, "peak_cmd": args.peak_cmd,
@@ -365,6 +371,7 @@ def cmd_logs(args, argv) -> int:
     if len(warnings) > 30:
         warnings = warnings[:30] + ["... and %d more warnings" % (len(warnings) - 30)]
     summary = summarize(samples, names, cores, args.threshold, peak_flops=args.peak_flops,
+                        eff_multiple=args.eff_multiple,
                         baseline=baseline)
     summary.update(_metadata(args, argv))
     summary.update({"graph": describe_graphs(graphs or []), "graphs": graphs or [],
@@ -394,6 +401,8 @@ def _refresh(summary: dict, threshold=None, baseline=None) -> dict:
     if baseline is not None:
         summary["baseline"] = baseline
     base = summary.get("baseline")
+    summary["efficiency_at"] = efficiency_at_multiple(summary["results"], base,
+                                                      summary.get("eff_multiple", 16.0))
     if base in summary["results"]:
         for r in summary["results"].values():
             lo, hi = ratio(r["metg"], summary["results"][base]["metg"])

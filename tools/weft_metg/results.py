@@ -166,6 +166,28 @@ def detail_table(summary: dict) -> str:
     return _table(rows, ["l", "r", "r", "r", "r", "r", "r"])
 
 
+def efficiency_table(summary: dict) -> str | None:
+    """Each implementation's efficiency at K x METG(baseline), the same
+    granularity for all, and at K x its own METG; None when not computed."""
+    ea = summary.get("efficiency_at")
+    if not ea:
+        return None
+    k, base = ea["multiple"], summary.get("baseline")
+
+    def pct(e):
+        return "n/a (outside the sweep)" if e is None else "%.1f%%" % (100 * e)
+    rows = [["impl", "eff at %g x METG(%s) = %.3g us" % (k, base, ea["granularity_us"]),
+             "eff at %g x own METG" % k]]
+    for name in summary["impls"]:
+        r = ea["per_impl"].get(name)
+        if r is None:
+            continue
+        own = ("n/a" if r["own_granularity_us"] is None else
+               "%s at %.3g us" % (pct(r["at_own"]), r["own_granularity_us"]))
+        rows.append([name, pct(r["at_baseline"]), own])
+    return _table(rows, ["l", "r", "r"])
+
+
 def report_text(summary: dict) -> str:
     lines = []
     if summary.get("label"):
@@ -179,5 +201,9 @@ def report_text(summary: dict) -> str:
     lines.append("")
     lines.append(metg_table(summary))
     lines.append("")
+    eff = efficiency_table(summary)
+    if eff:
+        lines.append(eff)
+        lines.append("")
     lines.append(detail_table(summary))
     return "\n".join(lines)
