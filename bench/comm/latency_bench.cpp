@@ -20,7 +20,7 @@
 //             future on rank 0; the chains are tasks of one task_group.
 //
 //   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
-//                 [--round-trips R] [--weft:...]
+//                 [--round-trips R] [--size S] [--window W] [--weft:...]
 //   --round-trips: round trips per measurement over all chains (default
 //   2000, --quick 100 with K >= 2 and 1 repetition).
 //
@@ -43,7 +43,12 @@ constexpr std::array<long, 7> windows = {1, 2, 4, 8, 16, 32, 64};
 struct config {
   long round_trips = 2000;
   long min_per_chain = 8;
+  long only_size = -1;    // --size: one message size only (profiling)
+  long only_window = -1;  // --window: one window only
   long per_chain(long w) const { return std::max(min_per_chain, round_trips / w); }
+  bool wanted(long size, long w) const {
+    return (only_size < 0 || only_size == size) && (only_window < 0 || only_window == w);
+  }
 };
 config cfg;
 
@@ -91,6 +96,7 @@ void raw_pass(int me) {
   raw_once(me, 8, 4, 50);  // warm-up
   for (long size : sizes)
     for (long w : windows) {
+      if (!cfg.wanted(size, w)) continue;
       const long k = cfg.per_chain(w);
       const double s = raw_once(me, size, w, k);
       if (me == 0) record("mpi", size, w, s / static_cast<double>(k) / 2 * 1e6);
@@ -127,6 +133,7 @@ void weft_pass(const std::string& system) {
   weft_once(8, 4, 50);  // warm-up
   for (long size : sizes)
     for (long w : windows) {
+      if (!cfg.wanted(size, w)) continue;
       const long k = cfg.per_chain(w);
       const double s = weft_once(size, w, k);
       if (weft::rank() == 0) record(system, size, w, s / static_cast<double>(k) / 2 * 1e6);
@@ -153,6 +160,7 @@ void report(const options& o) {
   FILE* csv = open_csv(o.csv, "bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s");
   for (long size : sizes)
     for (long w : windows) {
+      if (!cfg.wanted(size, w)) continue;
       std::printf("| %s | %ld |", size_name(size).c_str(), w);
       for (auto& s : sys) {
         stats st = summarize(s, size, w);
@@ -177,8 +185,11 @@ void report(const options& o) {
 int main(int argc, char** argv) {
   long round_trips = -1;
   const char* usage =
-      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--round-trips R] [--weft:...]\n";
-  options o = parse_options(argc, argv, {{"--round-trips", &round_trips}}, usage);
+      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--round-trips R] [--size S]"
+      " [--window W] [--weft:...]\n";
+  options o = parse_options(argc, argv,
+                            {{"--round-trips", &round_trips}, {"--size", &cfg.only_size}, {"--window", &cfg.only_window}},
+                            usage);
   cfg.round_trips = round_trips > 0 ? round_trips : (o.quick ? 100 : 2000);
   if (o.quick) cfg.min_per_chain = 2;
   if (drive(o, "bench_latency", raw_pass, weft_pass)) report(o);

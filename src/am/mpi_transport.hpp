@@ -26,6 +26,7 @@
 namespace weft::detail {
 
 struct in_flight_send;
+struct mpi_recv_block;
 
 class mpi_transport final : public am_transport {
  public:
@@ -58,7 +59,7 @@ class mpi_transport final : public am_transport {
   void append_frame(in_flight_send& batch, am_message&& m);
   void start_send(in_flight_send&& batch);
   template <class Deliver>
-  void read_frames(std::span<const std::byte> buf, int source, Deliver& deliver);
+  void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;

@@ -372,7 +372,7 @@ bool spin_before_suspend(event& e, worker& w) noexcept {
   for (int i = 0; i < s.options().wait_spin_rounds; ++i) {
     if (e.is_set()) return true;
     if (!w.deque.empty()) return false;
-    if (s.idle_poll && (i & 7) == 0) s.idle_poll();  // at once: flushes what the task just sent
+    if (s.idle_poll) s.idle_poll();  // every round: the reply is often already on its way
     cpu_relax();
   }
   return e.is_set();

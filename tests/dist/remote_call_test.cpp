@@ -149,6 +149,44 @@ TEST(RemoteCall, LargePayloads64MiB) {
   });
 }
 
+// Medium payloads (a few KiB to a few hundred KiB) travel copied through
+// the mpi transport's pooled buffers and reach handlers as views into them;
+// hundreds in flight at once hold more buffers than the pool keeps.
+TEST(RemoteCall, MediumPayloadsManyInFlight) {
+  on_every_rank([] {
+    constexpr std::size_t sizes[] = {3u << 10, 20u << 10, 100u << 10, 300u << 10};
+    auto fill = [](int from, int i, std::size_t bytes) {
+      std::vector<std::uint32_t> v(bytes / 4);
+      for (std::size_t k = 0; k < v.size(); ++k) v[k] = static_cast<std::uint32_t>(from * 1000003 + i * 7919 + k);
+      return v;
+    };
+    std::vector<weft::future<std::uint64_t>> sums;
+    std::vector<std::uint64_t> expect;
+    for (int i = 0; i < 256; ++i) {
+      const int dest = i % weft::nranks();
+      auto v = fill(weft::rank(), i, sizes[i % 4]);
+      expect.push_back(std::accumulate(v.begin(), v.end(), std::uint64_t{0}) + v.size());
+      sums.push_back(weft::async_at(dest, [](std::vector<std::uint32_t> in) {
+        return std::accumulate(in.begin(), in.end(), std::uint64_t{0}) + in.size();
+      },
+                                    std::move(v)));
+    }
+    for (std::size_t i = 0; i < sums.size(); ++i) EXPECT_EQ(sums[i].get(), expect[i]) << "call " << i;
+    // And back: results of every size, many outstanding.
+    std::vector<weft::future<std::vector<std::uint32_t>>> backs;
+    for (int i = 0; i < 128; ++i) {
+      const int dest = (weft::rank() + 1 + i) % weft::nranks();
+      backs.push_back(weft::async_at(dest, [](int from, int k, std::size_t bytes) {
+        std::vector<std::uint32_t> v(bytes / 4);
+        for (std::size_t j = 0; j < v.size(); ++j) v[j] = static_cast<std::uint32_t>(from * 1000003 + k * 7919 + j);
+        return v;
+      },
+                                     weft::rank(), i, sizes[i % 4]));
+    }
+    for (int i = 0; i < 128; ++i) EXPECT_EQ(backs[static_cast<std::size_t>(i)].get(), fill(weft::rank(), i, sizes[i % 4]));
+  });
+}
+
 namespace {
 struct tally {
   std::atomic<long> count[64];

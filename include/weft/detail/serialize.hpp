@@ -96,6 +96,14 @@ class owner {
     o.del_ = [](void* q) noexcept { delete static_cast<T*>(q); };
     return o;
   }
+  /// An owner that calls release(p) when it lets go (a reference into a
+  /// pooled buffer, say).
+  static owner borrow(void* p, void (*release)(void*) noexcept) noexcept {
+    owner o;
+    o.p_ = p;
+    o.del_ = release;
+    return o;
+  }
   owner(owner&& o) noexcept : p_(std::exchange(o.p_, nullptr)), del_(std::exchange(o.del_, nullptr)) {}
   owner& operator=(owner&& o) noexcept {
     if (this != &o) {
