@@ -34,14 +34,6 @@ struct wire_prefix {
 };
 constexpr std::uint32_t wire_magic = 0x77656674;  // "weft"
 
-/// Messages whose frame (with its bulk segments) is at most this size are
-/// copied into the transport's own reused buffers instead of being sent
-/// from the caller's memory. Measured with UCX underneath MPICH: a
-/// rendezvous from an address it has not seen before (a freshly serialized
-/// argument) costs 3-4 us more than the copy at 16 KiB and ~13 us at 64 KiB, where
-/// the copy costs ~1.5 us; reused buffers stay in UCX's registration cache.
-constexpr std::size_t copy_limit_floor = std::size_t{256} << 10;
-
 /// A growable byte buffer that does not zero what it grows into (the frames
 /// overwrite it at once).
 class wire_buffer {
@@ -161,7 +153,7 @@ bool mpi_transport::launched_with_several_ranks() noexcept { return env_int("PMI
 mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit)
     : p_(std::make_unique<impl>()),
       dispatch_(dispatch),
-      eager_limit_(eager_limit < copy_limit_floor ? copy_limit_floor : eager_limit) {
+      eager_limit_(eager_limit < 1024 ? 1024 : eager_limit) {
   std::call_once(mpi_once, [] {
     int initialized = 0;
     MPI_Initialized(&initialized);

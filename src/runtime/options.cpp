@@ -75,7 +75,7 @@ const std::vector<option_def>& table() {
          o.stack_size = parse_size("stack", v);
          if (o.stack_size < 16 * 1024) throw option_error("stack must be at least 16K");
        }},
-      {"eager", "largest message payload sent eagerly (copied); larger ones go zero-copy (default 8K)",
+      {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 256K)",
        [](runtime_options& o, const std::string& v) { o.eager_threshold = parse_size("eager", v); }},
   };
   return t;
