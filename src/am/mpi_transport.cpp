@@ -94,14 +94,14 @@ int env_int(const char* name, int fallback) {
 /// handlers as views into it, each holding a reference, so the block goes
 /// back to the pool only when the last of them is done.
 struct mpi_recv_block {
-  std::atomic<std::uint32_t> refs{1};  // the pool's reference, plus one per view
+  std::atomic<std::uint32_t> refs{1};  // the pool's (if pooled), the reader's while reading, one per view
   std::size_t capacity = 0;
   std::unique_ptr<std::byte[]> data;
   static void release(void* p) noexcept {
     auto* b = static_cast<mpi_recv_block*>(p);
     if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete b;
   }
-  bool free() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
+  bool free() const noexcept { return refs.load(std::memory_order_acquire) == 1; }  // pooled: only the pool's
 };
 
 /// One MPI message on the eager tag: the frames of every message queued
@@ -130,19 +130,22 @@ struct mpi_transport::impl {
   ~impl() {
     for (mpi_recv_block* b : blocks) mpi_recv_block::release(b);
   }
-  /// A block of at least n bytes that no handler still reads.
+  /// A block of at least n bytes that no handler still reads, with one
+  /// reference for the caller (released once its frames are read).
   mpi_recv_block* block_for(std::size_t n) {
     for (mpi_recv_block* b : blocks)
-      if (b->capacity >= n && b->free()) return b;
-    auto* b = new mpi_recv_block;
+      if (b->capacity >= n && b->free()) {
+        b->refs.fetch_add(1, std::memory_order_relaxed);
+        return b;
+      }
+    auto* b = new mpi_recv_block;  // refs = 1: the caller's
     b->capacity = n < 64 * 1024 ? 64 * 1024 : n;
     b->data.reset(new std::byte[b->capacity]);
+    // Past 64 blocks (a burst of long-lived messages holds every pooled
+    // one) a block is used once and goes when its last view does.
     if (blocks.size() < 64) {
-      blocks.push_back(b);  // kept for reuse
-    } else {
-      // A burst of long-lived messages holds every pooled block: this one is
-      // used once and goes when its last view does.
-      b->refs.store(0, std::memory_order_relaxed);
+      b->refs.fetch_add(1, std::memory_order_relaxed);  // the pool's
+      blocks.push_back(b);
     }
     return b;
   }
@@ -399,15 +402,9 @@ bool mpi_transport::progress_locked() {
     MPI_Get_count(&st, MPI_BYTE, &count);
     mpi_recv_block* block = p.block_for(static_cast<std::size_t>(count));
     MPI_Mrecv(block->data.get(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
-    if (block->refs.load(std::memory_order_relaxed) == 0) {  // not pooled: hold it while reading
-      block->refs.store(1, std::memory_order_relaxed);
-      read_frames(std::span<const std::byte>(block->data.get(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
-                  block, deliver);
-      mpi_recv_block::release(block);
-    } else {
-      read_frames(std::span<const std::byte>(block->data.get(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
-                  block, deliver);
-    }
+    read_frames(std::span<const std::byte>(block->data.get(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
+                block, deliver);
+    mpi_recv_block::release(block);  // the views taken meanwhile keep it out of the pool
   }
   // 4. Deliver messages whose bulk segments have all arrived.
   for (auto it = p.recvs.begin(); it != p.recvs.end();) {
