@@ -100,16 +100,20 @@ TEST(RmaQueue, ManySmallOperationsFromManyTasks) {
       EXPECT_TRUE(cq.empty());
     };
 
-    {
+    // `tasks` tasks issue ops [t*per_task, (t+1)*per_task) each while this
+    // task drains the queue.
+    auto from_tasks = [&](auto issue, rma::completion_kind kind) {
       weft::task_group g;
       for (int t = 0; t < tasks; ++t)
         g.run([&, t] {
-          for (int k = t * per_task; k < (t + 1) * per_task; ++k)
-            rma::put(target_of(k), id, offset_of(k), &values[k], 8, cq, std::uint64_t(k));
+          for (int k = t * per_task; k < (t + 1) * per_task; ++k) issue(k);
         });
-      drain(rma::completion_kind::put_remote);
+      drain(kind);
       g.wait();
-    }
+    };
+
+    from_tasks([&](int k) { rma::put(target_of(k), id, offset_of(k), &values[k], 8, cq, std::uint64_t(k)); },
+               rma::completion_kind::put_remote);
     weft::barrier();  // every rank's puts completed remotely
 
     int wrong = 0;
@@ -121,16 +125,8 @@ TEST(RmaQueue, ManySmallOperationsFromManyTasks) {
     EXPECT_EQ(wrong, 0) << "rank " << me;
 
     std::vector<std::uint64_t> back(ops, 0);
-    {
-      weft::task_group g;
-      for (int t = 0; t < tasks; ++t)
-        g.run([&, t] {
-          for (int k = t * per_task; k < (t + 1) * per_task; ++k)
-            rma::get(target_of(k), id, offset_of(k), &back[k], 8, cq, std::uint64_t(k));
-        });
-      drain(rma::completion_kind::get);
-      g.wait();
-    }
+    from_tasks([&](int k) { rma::get(target_of(k), id, offset_of(k), &back[k], 8, cq, std::uint64_t(k)); },
+               rma::completion_kind::get);
     EXPECT_TRUE(back == values) << "rank " << me;
     weft::barrier();
     rma::deregister(seg);
