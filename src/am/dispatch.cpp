@@ -83,7 +83,10 @@ void rank_comm::send(int dest, am_message&& m) {
                             std::to_string(nranks) + ")");
   }
   m.source = rank;
-  sent.fetch_add(1, std::memory_order_release);
+  if (worker* w = current_worker(); w != nullptr && w->sched == sched)
+    w->messages_sent.inc();
+  else
+    sent_off_worker.fetch_add(1, std::memory_order_release);
   transport->send(dest, std::move(m));
 }
 
@@ -128,7 +131,6 @@ void am_dispatch(void* ctx, am_message&& m) {
       std::abort();
     }
   }
-  comm.handled.fetch_add(1, std::memory_order_release);
 }
 
 std::vector<std::byte> take_call_buffer() noexcept { return std::move(spare_call_buffer); }

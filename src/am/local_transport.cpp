@@ -18,8 +18,8 @@ constexpr int full_ring_yields = 1000;
 constexpr std::size_t drain_batch = 64;
 }  // namespace
 
-local_world::local_world(int nranks) {
-  for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks));
+local_world::local_world(int nranks, int threads) : threads_(threads) {
+  for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads));
 }
 
 local_world::~local_world() {
@@ -38,8 +38,8 @@ std::unique_ptr<am_transport> local_world::make_transport(int r) {
   return std::make_unique<local_transport>(*this, r);
 }
 
-pair_ring& local_world::ring(inbox& in, int source) {
-  auto& slot = in.from[static_cast<std::size_t>(source)];
+pair_ring& local_world::ring(inbox& in, std::size_t index) {
+  auto& slot = in.from[index];
   pair_ring* r = slot.load(std::memory_order_acquire);
   if (r != nullptr) return *r;
   auto fresh = std::make_unique<pair_ring>(ring_capacity);
@@ -47,18 +47,27 @@ pair_ring& local_world::ring(inbox& in, int source) {
   return *r;  // another thread of the source rank installed one first
 }
 
+bool local_transport::push(local_world::inbox& in, am_message& m) {
+  // A worker of this rank has a ring of its own (no CAS); any other thread
+  // shares the rank's multi-producer ring.
+  const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
+  worker* w = current_worker();
+  if (w != nullptr && w->sched == world_.inboxes_[static_cast<std::size_t>(rank_)]->sched)
+    return world_.ring(in, base + 1 + static_cast<std::size_t>(w->index)).try_push_single(m);
+  return world_.ring(in, base).try_push(m);
+}
+
 void local_transport::send(int dest, am_message&& m) {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(dest)];
-  pair_ring& ring = world_.ring(in, rank_);
-  bool pushed = ring.try_push(m);
+  bool pushed = push(in, m);
   // Backpressure: a task flooding a slower rank waits (running other tasks,
   // including its own rank's progress) for the ring to drain instead of
   // growing an unbounded overflow list. Spilling stays the fallback, so a
   // send never deadlocks: from inside progress, off-worker, or to itself.
   if (!pushed && delivering == 0 && dest != rank_ && current_worker() != nullptr)
     for (int i = 0; i < full_ring_yields && !pushed; ++i) {
-      weft::this_task::yield();
-      pushed = ring.try_push(m);
+      weft::this_task::yield();  // may resume on another worker: push picks its ring
+      pushed = push(in, m);
     }
   if (!pushed) {
     std::lock_guard lock(in.overflow_mutex);

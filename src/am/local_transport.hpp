@@ -1,7 +1,10 @@
 // Internal: the in-process transport of the smp backend. Ranks are thread
 // groups of one process, so a message is *moved* to its destination: no copy
-// of the payload at all, whatever its size. Each (source, destination) pair
-// has a lock-free ring (am/pair_ring.hpp), created on first use; a full
+// of the payload at all, whatever its size. Each (source worker, destination
+// rank) pair has a single-producer lock-free ring (am/pair_ring.hpp), and
+// each (source rank, destination rank) pair one multi-producer ring for the
+// source's other threads (main thread, progress thread), all created on
+// first use; a full
 // ring spills into a locked overflow list, so sending never blocks and no
 // message is lost. Messages carry no ordering guarantee (as over MPI, where
 // a large message may finish after a later small one).
@@ -20,7 +23,8 @@ class scheduler;
 
 class local_world {
  public:
-  explicit local_world(int nranks);
+  /// `threads`: workers per rank (each gets its own single-producer rings).
+  local_world(int nranks, int threads);
   ~local_world();
   int nranks() const noexcept { return static_cast<int>(inboxes_.size()); }
   /// Wires rank r to its scheduler (woken on arrival) and dispatcher.
@@ -31,9 +35,12 @@ class local_world {
   friend class local_transport;
   static constexpr std::size_t ring_capacity = 1024;
   struct alignas(64) inbox {
-    explicit inbox(int nranks) : from(static_cast<std::size_t>(nranks)) {}
+    inbox(int nranks, int threads) : from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads + 1)) {}
     // Read by senders on every message (never written after start-up).
-    std::vector<std::atomic<pair_ring*>> from;  // by source rank, created on first send
+    // By source rank r and producer p: index r * (threads + 1) + p, where
+    // p = 0 is the shared ring of r's non-worker threads and p = 1 + w
+    // worker w's own. Created on first send.
+    std::vector<std::atomic<pair_ring*>> from;
     scheduler* sched = nullptr;
     am_dispatch_fn dispatch = nullptr;
     void* ctx = nullptr;
@@ -45,11 +52,12 @@ class local_world {
     std::mutex overflow_mutex;
     std::vector<am_message> overflow;
   };
-  pair_ring& ring(inbox& in, int source);
+  pair_ring& ring(inbox& in, std::size_t index);
   /// Something to deliver to `in`? Loads only, so idle pollers cost the
   /// producers nothing (no shared counter bounced per message).
   static bool has_news(const inbox& in) noexcept;
   std::vector<std::unique_ptr<inbox>> inboxes_;
+  int threads_;
 };
 
 class local_transport final : public am_transport {
@@ -59,6 +67,9 @@ class local_transport final : public am_transport {
   bool progress() override;
 
  private:
+  /// One attempt to put `m` into the calling thread's ring towards `in`.
+  bool push(local_world::inbox& in, am_message& m);
+
   local_world& world_;
   int rank_;
   std::vector<am_message> spilled_;  // reused by the consumer

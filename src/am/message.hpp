@@ -13,6 +13,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <cstring>
 #include <memory>
 #include <span>
@@ -150,12 +151,19 @@ class am_transport {
 
   /// The rank's scheduler: its handler tasks run there.
   scheduler* owner = nullptr;
+  /// Messages handed to the dispatcher so far (quiescence: compared with
+  /// what all ranks sent). Counted per batch, after the batch's handlers
+  /// were queued, so it never runs ahead of the work it stands for.
+  std::atomic<std::uint64_t> handled{0};
 
  protected:
-  /// After a batch of deliveries: one wake-up for all the handler tasks it
-  /// queued (one fence per batch instead of one per message).
-  void delivered(std::size_t n) const noexcept {
-    if (n != 0 && owner != nullptr) wake_one_worker(owner);
+  /// After a batch of deliveries: one count and one wake-up for all the
+  /// handler tasks it queued (one atomic and one fence per batch instead of
+  /// one per message).
+  void delivered(std::size_t n) noexcept {
+    if (n == 0) return;
+    handled.fetch_add(n, std::memory_order_release);
+    if (owner != nullptr) wake_one_worker(owner);
   }
 };
 

@@ -34,10 +34,18 @@ struct rank_comm {
   int nranks;
   scheduler* sched;
   am_transport* transport = nullptr;
-  std::atomic<std::uint64_t> sent{0};
-  std::atomic<std::uint64_t> handled{0};
+  // Messages sent by threads that are not this rank's workers (its workers
+  // count theirs in worker::messages_sent); the handled side is counted by
+  // the transport per delivered batch (am_transport::handled).
+  std::atomic<std::uint64_t> sent_off_worker{0};
 
   void send(int dest, am_message&& m);
+  /// Messages this rank has sent so far (for the quiescence check; read
+  /// after the handled counts, so a message counted there is counted here).
+  std::uint64_t sent() const noexcept {
+    return sent_off_worker.load(std::memory_order_acquire) + sched->messages_sent_by_workers();
+  }
+  std::uint64_t handled() const noexcept { return transport->handled.load(std::memory_order_acquire); }
 
   /// The rma layer's per-rank state (segment table), created on first use.
   std::shared_ptr<void> rma;

@@ -71,7 +71,7 @@ void start_smp(process_runtime& rt) {
   const int cores = hardware_cores();
   const int threads = o.threads > 0 ? o.threads : (cores / o.ranks > 0 ? cores / o.ranks : 1);
   make_schedulers(rt, o.ranks, threads, 0);
-  auto world = std::make_shared<local_world>(o.ranks);
+  auto world = std::make_shared<local_world>(o.ranks, threads);
   for (int r = 0; r < o.ranks; ++r) {
     rt.comms.push_back(std::make_unique<rank_comm>(r, o.ranks, rt.local[static_cast<std::size_t>(r)].get()));
     rt.transports.push_back(world->make_transport(r));
@@ -91,8 +91,8 @@ void wait_local_world_quiescent(process_runtime& rt) {
     bool moved = false;
     for (auto& t : rt.transports) moved |= t->progress();
     std::uint64_t handled = 0, sent = 0;
-    for (auto& c : rt.comms) handled += c->handled.load(std::memory_order_acquire);
-    for (auto& c : rt.comms) sent += c->sent.load(std::memory_order_acquire);
+    for (auto& c : rt.comms) handled += c->handled();
+    for (auto& c : rt.comms) sent += c->sent();
     bool idle = true;
     for (auto& s : rt.local) idle = idle && s->quiescent();
     if (!moved && idle && sent == handled && sent == last_sent)
@@ -135,8 +135,8 @@ void wait_mpi_world_quiescent(process_runtime& rt) {
   while (stable < 2) {
     rt.local[0]->wait_quiescent();
     const bool moved = t->progress();
-    const std::uint64_t handled = c.handled.load(std::memory_order_acquire);
-    const std::uint64_t sent = c.sent.load(std::memory_order_acquire);
+    const std::uint64_t handled = c.handled();
+    const std::uint64_t sent = c.sent();
     const bool busy = moved || !rt.local[0]->quiescent();
     auto g = t->global_sum({sent, handled, busy ? 1u : 0u});
     if (g[0] == g[1] && g[2] == 0 && g[0] == last_sent)

@@ -137,6 +137,7 @@ void (*fatal_handler)(const char* message) noexcept = nullptr;
 
 scheduler::scheduler(int rank, const sched_options& opts) : rank_(rank), opts_(opts) {
   if (opts_.threads < 1) opts_.threads = 1;
+  enable_asymmetric_fences();  // before any worker runs light_fence
   for (int i = 0; i < opts_.threads; ++i) {
     workers_.push_back(std::make_unique<worker>(this, i, opts_.stack_size));
     workers_.back()->rng = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1) + static_cast<std::uint64_t>(rank);
@@ -204,7 +205,9 @@ task_base* scheduler::take_injected() noexcept {
 }
 
 void scheduler::wake_one() noexcept {
-  full_fence();
+  // Pairs with the heavy_fence in idle_wait: either this load sees the
+  // sleeper, or the sleeper's last check sees what the caller published.
+  light_fence();
   if (sleepers.load(std::memory_order_relaxed) > 0) {
     epoch_.fetch_add(1, std::memory_order_seq_cst);
     futex_wake(epoch_, 1);
@@ -270,8 +273,12 @@ bool scheduler::idle_wait(worker& w) noexcept {
   }
   if (stopping_.load(std::memory_order_acquire)) return true;
   sleepers.fetch_add(1, std::memory_order_seq_cst);
+  heavy_fence();  // see wake_one
   std::uint32_t e = epoch_.load(std::memory_order_seq_cst);
-  if (!has_visible_work() && !stopping_.load(std::memory_order_seq_cst))
+  // The last look covers everything a producer publishes before calling
+  // wake_one: tasks (deques, injection queue) and incoming messages (poll).
+  if (!has_visible_work() && w.yielded.empty() && !(idle_poll && idle_poll()) &&
+      !stopping_.load(std::memory_order_seq_cst))
     // With a poll hook (worker-driven progress) nap briefly instead, so
     // incoming messages are still noticed.
     futex_wait(epoch_, e, idle_poll ? 200000L : 0L);
@@ -287,6 +294,12 @@ bool scheduler::quiescent() const noexcept {
   for (auto& w : workers_) spawned += w->spawned.get();
   spawned += injected_spawned_.load(std::memory_order_acquire);
   return fin == spawned;
+}
+
+std::uint64_t scheduler::messages_sent_by_workers() const noexcept {
+  std::uint64_t n = 0;
+  for (auto& w : workers_) n += w->messages_sent.get();
+  return n;
 }
 
 void scheduler::wait_quiescent() const noexcept {

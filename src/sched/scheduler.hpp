@@ -62,6 +62,9 @@ struct worker {
   // rank is quiescent when the sums agree (see scheduler::quiescent).
   alignas(64) owned_counter spawned;
   owned_counter finished;
+  // Active messages this worker sent for its rank (the comm layer's share of
+  // the quiescence count: a plain store per message, no shared atomic).
+  owned_counter messages_sent;
 };
 
 /// The calling thread's worker, or nullptr. Not inlined: a fiber may move
@@ -93,6 +96,8 @@ class scheduler {
 
   /// No task queued or running on this rank (external threads aside).
   bool quiescent() const noexcept;
+  /// Sum of the workers' messages_sent counters.
+  std::uint64_t messages_sent_by_workers() const noexcept;
   /// Blocks the calling (non-worker) thread until quiescent().
   void wait_quiescent() const noexcept;
 
