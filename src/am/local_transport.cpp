@@ -18,7 +18,9 @@ constexpr int full_ring_yields = 1000;
 constexpr std::size_t drain_batch = 64;
 }  // namespace
 
-local_world::local_world(int nranks, int threads) : threads_(threads) {
+local_world::local_world(int nranks, int threads)
+    : threads_(threads),
+      returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
   for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads));
 }
 
@@ -52,8 +54,12 @@ bool local_transport::push(local_world::inbox& in, am_message& m) {
   // shares the rank's multi-producer ring.
   const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
   worker* w = current_worker();
-  if (w != nullptr && w->sched == world_.inboxes_[static_cast<std::size_t>(rank_)]->sched)
+  if (w != nullptr && w->sched == world_.inboxes_[static_cast<std::size_t>(rank_)]->sched) {
+    am_return_channel& home = world_.returns(rank_, w->index);
+    home.free_all();  // what earlier messages left behind
+    m.return_out_of_line_to(&home);
     return world_.ring(in, base + 1 + static_cast<std::size_t>(w->index)).try_push_single(m);
+  }
   return world_.ring(in, base).try_push(m);
 }
 
@@ -86,6 +92,8 @@ bool local_world::has_news(const inbox& in) noexcept {
 
 bool local_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
+  if (worker* w = current_worker(); w != nullptr && w->sched == in.sched)
+    world_.returns(rank_, w->index).free_all();
   if (!local_world::has_news(in)) return false;
   if (in.consuming.exchange(true, std::memory_order_acquire)) return false;
   std::size_t n = 0;

@@ -58,6 +58,17 @@ class local_world {
   static bool has_news(const inbox& in) noexcept;
   std::vector<std::unique_ptr<inbox>> inboxes_;
   int threads_;
+  // Out-of-line blocks coming back to the worker that sent them, by
+  // rank * threads + worker (see am_return_channel).
+  struct alignas(64) padded_channel {
+    am_return_channel channel;
+  };
+  std::unique_ptr<padded_channel[]> returns_;
+  am_return_channel& returns(int rank, int worker_index) noexcept {
+    return returns_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
+                    static_cast<std::size_t>(worker_index)]
+        .channel;
+  }
 };
 
 class local_transport final : public am_transport {

@@ -77,6 +77,10 @@ const std::vector<option_def>& table() {
        }},
       {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 256K)",
        [](runtime_options& o, const std::string& v) { o.eager_threshold = parse_size("eager", v); }},
+      {"malloc-tuning",
+       "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "
+       "and faulted in again: 1 or 0 (default 1; skipped when MALLOC_*_ or GLIBC_TUNABLES are set)",
+       [](runtime_options& o, const std::string& v) { o.malloc_tuning = parse_bool("malloc-tuning", v); }},
   };
   return t;
 }
@@ -89,14 +93,14 @@ const option_def* find(std::string_view name) {
 
 std::string upper(std::string_view s) {
   std::string r(s);
-  for (char& c : r) c = static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  for (char& c : r) c = c == '-' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
   return r;
 }
 
 }  // namespace
 
 std::string options_help() {
-  std::string s = "weft runtime options (--weft:NAME=VALUE, or WEFT_NAME=VALUE in the environment):\n";
+  std::string s = "weft runtime options (--weft:NAME=VALUE, or WEFT_NAME=VALUE in the environment, NAME in upper case with - as _):\n";
   for (const auto& d : table()) {
     s += "  --weft:";
     s += d.name;

@@ -20,6 +20,8 @@ struct runtime_options {
   // (a freshly serialized argument) costs 3-4 us more than the copy at
   // 16 KiB and ~13 us at 64 KiB, where the copy costs ~1.5 us.
   std::size_t eager_threshold = std::size_t{256} << 10;
+  // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
+  bool malloc_tuning = true;
 };
 
 class option_error : public std::runtime_error {

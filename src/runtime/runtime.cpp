@@ -8,6 +8,7 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/malloc_tuning.hpp"
 #include "runtime/options.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/scheduler.hpp"
@@ -54,6 +55,7 @@ void init(int& argc, char** argv) {
     std::fputs(options_help().c_str(), stdout);
     std::exit(0);
   }
+  if (opts.malloc_tuning) tune_malloc();
   auto rt = std::make_unique<process_runtime>();
   rt->opts = opts;
   fatal_handler = &default_fatal;

@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <malloc.h>
 
 #include <atomic>
 #include <cstdlib>
@@ -51,6 +52,33 @@ TEST(Runtime, EnvironmentVariableSetsOption) {
     EXPECT_EQ(weft::num_threads(), 1);
   }
   unsetenv("WEFT_THREADS");
+}
+
+TEST(Runtime, MallocTuningKeepsFreedMemory) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizer's allocator replaces glibc malloc";
+#endif
+  for (const char* v : {"MALLOC_TRIM_THRESHOLD_", "MALLOC_MMAP_THRESHOLD_", "GLIBC_TUNABLES"})
+    if (std::getenv(v) != nullptr) GTEST_SKIP() << v << " is set: weft leaves malloc alone then";
+  scoped_runtime rt({"--weft:threads=1"});
+  // 2 MiB in 4 KiB blocks, all freed: glibc's default trim threshold (128
+  // KiB) would give the top of the heap back to the kernel; with weft's
+  // setting it stays, ready for the next burst of payloads.
+  std::vector<void*> blocks;
+  for (int i = 0; i < 512; ++i) blocks.push_back(std::malloc(4096));
+  for (void* b : blocks) std::free(b);
+  EXPECT_GE(mallinfo2().keepcost, std::size_t{1} << 20);
+}
+
+TEST(Runtime, MallocTuningCanBeTurnedOff) {
+  setenv("WEFT_MALLOC_TUNING", "0", 1);  // the option's environment name
+  {
+    scoped_runtime rt({"--weft:threads=1"});
+    EXPECT_EQ(weft::async([] { return 7; }).get(), 7);
+  }
+  unsetenv("WEFT_MALLOC_TUNING");
+  scoped_runtime rt({"--weft:threads=1", "--weft:malloc-tuning=off"});
+  EXPECT_EQ(weft::async([] { return 8; }).get(), 8);
 }
 
 TEST(Runtime, FinalizeRunsQueuedWork) {
@@ -122,6 +150,8 @@ TEST(RuntimeDeathTest, BadValueExitsWithMessage) {
   EXPECT_EXIT(init_with("--weft:threads=zero"), ::testing::ExitedWithCode(2), "invalid value 'zero' for threads");
   EXPECT_EXIT(init_with("--weft:threads"), ::testing::ExitedWithCode(2), "needs a value");
   EXPECT_EXIT(init_with("--weft:backend=tcp"), ::testing::ExitedWithCode(2), "one of: auto, smp, mpi");
+  EXPECT_EXIT(init_with("--weft:malloc-tuning=maybe"), ::testing::ExitedWithCode(2),
+              "invalid value 'maybe' for malloc-tuning");
 }
 
 TEST(RuntimeDeathTest, UncaughtExceptionInRunEndsJobNamingRank) {
