@@ -55,9 +55,11 @@ bool local_transport::push(local_world::inbox& in, am_message& m) {
   const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
   worker* w = current_worker();
   if (w != nullptr && w->sched == world_.inboxes_[static_cast<std::size_t>(rank_)]->sched) {
-    am_return_channel& home = world_.returns(rank_, w->index);
-    home.free_all();  // what earlier messages left behind
-    m.return_out_of_line_to(&home);
+    if (m.has_out_of_line()) {  // nothing to do for small messages (most): keep their path short
+      am_return_channel& home = world_.returns(rank_, w->index);
+      home.free_all();  // what earlier messages left behind
+      m.return_out_of_line_to(&home);
+    }
     return world_.ring(in, base + 1 + static_cast<std::size_t>(w->index)).try_push_single(m);
   }
   return world_.ring(in, base).try_push(m);
@@ -92,9 +94,12 @@ bool local_world::has_news(const inbox& in) noexcept {
 
 bool local_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
-  if (worker* w = current_worker(); w != nullptr && w->sched == in.sched)
-    world_.returns(rank_, w->index).free_all();
-  if (!local_world::has_news(in)) return false;
+  if (!local_world::has_news(in)) {
+    // Idle: free what came back to this worker since its last large send
+    // (a worker that stops sending does not keep its old payloads).
+    if (worker* w = current_worker(); w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
+    return false;
+  }
   if (in.consuming.exchange(true, std::memory_order_acquire)) return false;
   std::size_t n = 0;
   ++delivering;

@@ -114,6 +114,7 @@ void start_mpi(process_runtime& rt) {
   sched_options so;
   so.threads = threads;
   so.pin = rt.opts.pin;
+  so.poll_replaces_pause = true;  // an MPI progress call is a pause of its own (see sched_options)
   so.first_core = t->local_rank() * threads;
   so.stack_size = rt.opts.stack_size;
   rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));

@@ -264,7 +264,7 @@ bool scheduler::idle_wait(worker& w) noexcept {
   for (int i = 0; i < opts_.spin_rounds; ++i) {
     if (has_visible_work() || !w.yielded.empty()) return false;
     if (idle_poll && idle_poll()) return false;
-    cpu_relax();
+    if (!idle_poll || !opts_.poll_replaces_pause) cpu_relax();
   }
   for (int i = 0; i < opts_.yield_rounds; ++i) {
     if (has_visible_work() || !w.yielded.empty()) return false;
@@ -386,7 +386,7 @@ bool spin_before_suspend(event& e, worker& w) noexcept {
     if (e.is_set()) return true;
     if (!w.deque.empty()) return false;
     if (s.idle_poll) s.idle_poll();  // every round: the reply is often already on its way
-    cpu_relax();
+    if (!s.idle_poll || !s.options().poll_replaces_pause) cpu_relax();
   }
   return e.is_set();
 }

@@ -25,6 +25,12 @@ struct sched_options {
   int spin_rounds = 20000;               // idle: polls before yielding the CPU
   int yield_rounds = 64;                 // idle: sched_yield rounds before sleeping
   int wait_spin_rounds = 64;             // get() with nothing else queued: polls before suspending
+  // Spinning workers that poll communication skip the pause instruction:
+  // the poll itself takes long enough (an MPI progress call), and the
+  // pause (~140 cycles on recent x86) delayed noticing a message. On the
+  // smp backend a poll is a few loads of ring slots the sender is writing,
+  // and polling those without a pause slowed the sender down.
+  bool poll_replaces_pause = false;
 };
 
 class scheduler;
