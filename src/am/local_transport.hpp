@@ -56,14 +56,16 @@ class local_world {
   /// Something to deliver to `in`? Loads only, so idle pollers cost the
   /// producers nothing (no shared counter bounced per message).
   static bool has_news(const inbox& in) noexcept;
-  std::vector<std::unique_ptr<inbox>> inboxes_;
   int threads_;
   // Out-of-line blocks coming back to the worker that sent them, by
-  // rank * threads + worker (see am_return_channel).
+  // rank * threads + worker (see am_return_channel). Declared before the
+  // inboxes so it outlives them: messages still in an overflow list at
+  // destruction send their blocks here.
   struct alignas(64) padded_channel {
     am_return_channel channel;
   };
   std::unique_ptr<padded_channel[]> returns_;
+  std::vector<std::unique_ptr<inbox>> inboxes_;
   am_return_channel& returns(int rank, int worker_index) noexcept {
     return returns_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
                     static_cast<std::size_t>(worker_index)]

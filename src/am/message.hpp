@@ -41,6 +41,8 @@ class am_return_channel {
   am_return_channel& operator=(const am_return_channel&) = delete;
   ~am_return_channel() { free_all(); }
   void push(am_out_of_line* b) noexcept;
+  /// Whether anything came back and is not freed yet.
+  bool holding() const noexcept { return head_.load(std::memory_order_acquire) != nullptr; }
   /// Owner: frees what came back (one load when nothing did).
   void free_all() noexcept {
     if (head_.load(std::memory_order_relaxed) != nullptr) free_list(head_.exchange(nullptr, std::memory_order_acquire));
