@@ -106,7 +106,12 @@ auto async_at(int dest, F&& f, Args&&... args) -> future<detail::remote_result_t
   serialization::owner keep;
   detail::encode_call(body, keep, f, std::forward<Args>(args)...);
   auto* s = new detail::remote_state<R>();
-  detail::send_call(dest, std::move(body), std::move(keep), s);
+  try {
+    detail::send_call(dest, std::move(body), std::move(keep), s);
+  } catch (...) {  // no such rank: nobody holds the state yet
+    delete s;
+    throw;
+  }
   return detail::access<void>::template make<R>(s);
 }
 
