@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "weft/detail/serialize.hpp"
+#include "weft/detail/task_alloc.hpp"
 
 namespace weft::detail {
 
@@ -53,8 +54,10 @@ class am_return_channel {
   std::atomic<am_out_of_line*> head_{nullptr};
 };
 
-/// What does not fit inline in a message.
-struct am_out_of_line {
+/// What does not fit inline in a message. From weft's task allocator: it is
+/// often freed on another thread than the one that made it, which that
+/// allocator handles without locks.
+struct am_out_of_line : pooled {
   std::vector<std::byte> bytes;                      // body bytes
   std::vector<std::span<const std::byte>> bulk;      // zero-copy views (sender side)
   std::vector<std::vector<std::byte>> owned_bulk;    // bulk segments received into buffers
@@ -92,6 +95,9 @@ inline constexpr std::size_t am_header_capacity = 32;
 /// Inline room for header plus body: with the ring's sequence word a small
 /// message fills exactly one cache line.
 inline constexpr std::size_t am_inline_capacity = 40;
+/// Out-of-line bodies up to this size are copied out of the serialization
+/// buffer (which the sender then reuses) rather than taking it along.
+inline constexpr std::size_t copied_body_limit = 1024;
 
 class am_message {
  public:
@@ -119,7 +125,13 @@ class am_message {
       return;
     }
     large_.reset(new out_of_line);
-    large_->bytes = std::move(body.bytes);
+    if (body.bytes.size() <= copied_body_limit)
+      // A copy of exact size; the writer's buffer stays with the caller,
+      // who serializes the next call into it (taking it along cost two
+      // allocations per message as the next writer grew a fresh buffer).
+      large_->bytes.assign(body.bytes.begin(), body.bytes.end());
+    else
+      large_->bytes = std::move(body.bytes);
     large_->bulk = std::move(body.bulk);
     large_->keep = std::move(keep);
   }
