@@ -14,8 +14,8 @@ namespace {
 
 thread_local std::vector<std::byte> spare_call_buffer;
 
-/// A small body is copied inline into its message, which leaves the
-/// serialization buffer with the caller: keep it for the next call.
+/// A body up to copied_body_limit is copied into its message, which leaves
+/// the serialization buffer with the caller: keep it for the next call.
 void keep_call_buffer(std::vector<std::byte>&& bytes) noexcept {
   if (bytes.capacity() != 0 && bytes.capacity() <= 4096) spare_call_buffer = std::move(bytes);
 }
