@@ -152,6 +152,14 @@ TEST(RuntimeDeathTest, BadValueExitsWithMessage) {
   EXPECT_EXIT(init_with("--weft:backend=tcp"), ::testing::ExitedWithCode(2), "one of: auto, smp, mpi");
   EXPECT_EXIT(init_with("--weft:malloc-tuning=maybe"), ::testing::ExitedWithCode(2),
               "invalid value 'maybe' for malloc-tuning");
+  // The environment name of a hyphenated option: upper case, '-' as '_'
+  // (read, so a bad value there fails the same way).
+  EXPECT_EXIT(
+      {
+        setenv("WEFT_MALLOC_TUNING", "maybe", 1);
+        init_with("--weft:threads=1");
+      },
+      ::testing::ExitedWithCode(2), "invalid value 'maybe' for malloc-tuning");
 }
 
 TEST(RuntimeDeathTest, UncaughtExceptionInRunEndsJobNamingRank) {
