@@ -43,6 +43,18 @@ class future_error : public std::logic_error {
   using std::logic_error::logic_error;
 };
 
+/// Placement hint for async and dataflow: run on worker thread `index` of
+/// the calling rank (taken modulo weft::num_threads()). Keeping the tasks
+/// that touch the same data on one worker keeps that data in its cache; the
+/// hint is not a binding — a worker with nothing else to do takes placed
+/// work from a busy sibling, so load still balances. Ignored when the task
+/// is started off the rank's workers.
+///
+///   weft::dataflow(weft::on_thread{x * weft::num_threads() / width}, step, {left, mid, right});
+struct on_thread {
+  int index;
+};
+
 namespace detail {
 template <class T> class continuation;
 template <class F> struct access;  // when_all/then reach the state through this
@@ -272,6 +284,7 @@ void fulfil(state<R>& s, Fn& fn) noexcept {
 template <class R, class Fn>
 class async_task final : public state<R>, public task_base {
  public:
+  using result_type = R;
   explicit async_task(Fn&& fn)
       : state<R>([](state_base* s) { delete static_cast<async_task*>(s); }, 2),
         fn_(std::move(fn)) {
@@ -287,6 +300,16 @@ class async_task final : public state<R>, public task_base {
   }
   Fn fn_;
 };
+
+/// The task async(f, args...) runs: f and its arguments moved in.
+template <class F, class... Args>
+auto make_async_task(F&& f, Args&&... args) {
+  auto fn = [f = std::forward<F>(f), ... a = std::forward<Args>(args)]() mutable -> decltype(auto) {
+    return std::invoke(std::move(f), std::move(a)...);
+  };
+  using Fn = decltype(fn);
+  return new async_task<std::invoke_result_t<Fn&>, Fn>(std::move(fn));
+}
 
 /// future::then's continuation: waits on the source state, then runs as a
 /// task. References: the returned future and the pending run.
@@ -350,15 +373,19 @@ auto shared_future<T>::then(F&& f) const
 /// Runs `f(args...)` as a new task; returns the future of its result. The
 /// arguments are moved/copied into the task (like std::async).
 template <class F, class... Args>
+  requires(!std::is_same_v<std::decay_t<F>, on_thread>)
 auto async(F&& f, Args&&... args) {
-  auto fn = [f = std::forward<F>(f), ... a = std::forward<Args>(args)]() mutable -> decltype(auto) {
-    return std::invoke(std::move(f), std::move(a)...);
-  };
-  using Fn = decltype(fn);
-  using R = std::invoke_result_t<Fn&>;
-  auto* t = new detail::async_task<R, Fn>(std::move(fn));
+  auto* t = detail::make_async_task(std::forward<F>(f), std::forward<Args>(args)...);
   detail::spawn(t);
-  return detail::access<void>::template make<R>(t);
+  return detail::access<void>::template make<typename std::remove_pointer_t<decltype(t)>::result_type>(t);
+}
+
+/// async with a placement hint (see on_thread).
+template <class F, class... Args>
+auto async(on_thread where, F&& f, Args&&... args) {
+  auto* t = detail::make_async_task(std::forward<F>(f), std::forward<Args>(args)...);
+  detail::spawn_on_thread(detail::current_scheduler(), where.index, t);
+  return detail::access<void>::template make<typename std::remove_pointer_t<decltype(t)>::result_type>(t);
 }
 
 // ---- when_all ---------------------------------------------------------------
@@ -450,12 +477,13 @@ class dataflow_task final : public state<R>, public task_base {
   struct node : waiter {
     dataflow_task* owner;
   };
-  dataflow_task(Fn&& fn, std::vector<In>&& in)
+  dataflow_task(Fn&& fn, std::vector<In>&& in, int thread)
       : state<R>([](state_base* s) { delete static_cast<dataflow_task*>(s); }, 2),
         fn_(std::move(fn)),
         in_(std::move(in)),
         remaining_(in_.size() + 1),
-        home_(current_scheduler()) {
+        home_(current_scheduler()),
+        thread_(thread) {
     task_base::run = &run_it;
     task_base::tag = static_cast<state_base*>(this);
     if (in_.size() > inline_nodes) heap_nodes_.reset(new node[in_.size()]);
@@ -474,7 +502,9 @@ class dataflow_task final : public state<R>, public task_base {
   static constexpr std::size_t inline_nodes = 4;
   void arrive(bool from_notify) noexcept {
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (from_notify)
+    if (thread_ >= 0)
+      spawn_on_thread(home_, thread_, this);
+    else if (from_notify)
       spawn_to(home_, this);
     else
       spawn(this);
@@ -490,6 +520,7 @@ class dataflow_task final : public state<R>, public task_base {
   std::vector<In> in_;
   std::atomic<std::size_t> remaining_;
   void* home_;
+  int thread_;  // worker asked for (weft::on_thread), or -1
   node inline_[inline_nodes];
   std::unique_ptr<node[]> heap_nodes_;
 };
@@ -504,7 +535,19 @@ template <class F, class Fut>
 auto dataflow(F&& f, std::vector<Fut> inputs) {
   using Fn = std::decay_t<F>;
   using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
-  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs));
+  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs), -1);
+  t->arm();
+  return detail::access<void>::template make<R>(t);
+}
+
+/// dataflow with a placement hint: the node runs on worker thread
+/// `where.index` of the rank that created it, unless that worker is busy
+/// and another one is idle (see on_thread).
+template <class F, class Fut>
+auto dataflow(on_thread where, F&& f, std::vector<Fut> inputs) {
+  using Fn = std::decay_t<F>;
+  using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
+  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs), where.index);
   t->arm();
   return detail::access<void>::template make<R>(t);
 }

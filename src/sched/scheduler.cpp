@@ -204,6 +204,23 @@ task_base* scheduler::take_injected() noexcept {
   return t;
 }
 
+void scheduler::post_to_worker(int index, task_base* t) noexcept {
+  worker& w = *workers_[static_cast<std::size_t>(index)];
+  std::lock_guard lock(w.inbox_mutex);
+  w.inbox.push_back(t);
+  w.inbox_size.fetch_add(1, std::memory_order_release);
+}
+
+task_base* scheduler::take_inbox(worker& w) noexcept {
+  if (w.inbox_size.load(std::memory_order_acquire) == 0) return nullptr;
+  std::lock_guard lock(w.inbox_mutex);
+  if (w.inbox.empty()) return nullptr;
+  task_base* t = w.inbox.front();
+  w.inbox.pop_front();
+  w.inbox_size.fetch_sub(1, std::memory_order_relaxed);
+  return t;
+}
+
 void scheduler::wake_one() noexcept {
   // Pairs with the heavy_fence in idle_wait: either this load sees the
   // sleeper, or the sleeper's last check sees what the caller published.
@@ -222,7 +239,7 @@ void scheduler::wake_all() noexcept {
 bool scheduler::has_visible_work() const noexcept {
   if (injected_size_.load(std::memory_order_acquire) != 0) return true;
   for (auto& w : workers_)
-    if (!w->deque.empty()) return true;
+    if (!w->deque.empty() || w->inbox_size.load(std::memory_order_acquire) != 0) return true;
   return false;
 }
 
@@ -231,6 +248,7 @@ task_base* scheduler::find_work(worker& w) noexcept {
   // workers never run dry must still deliver what other ranks wait for.
   if (idle_poll && (++w.polls & 63) == 0) idle_poll();
   if (task_base* t = w.deque.pop()) return t;
+  if (task_base* t = take_inbox(w)) return t;
   if (task_base* t = take_injected()) return t;
   if (!w.yielded.empty()) {
     // Only yielded tasks left: they are typically waiting for a message,
@@ -254,6 +272,12 @@ task_base* scheduler::find_work(worker& w) noexcept {
       int v = (start + k) % n;
       if (v == w.index) continue;
       if (task_base* t = workers_[v]->deque.steal()) return t;
+    }
+    // Placed work last: it waits for its worker unless nothing else is left.
+    for (int k = 0; k < n; ++k) {
+      int v = (start + k) % n;
+      if (v == w.index) continue;
+      if (task_base* t = take_inbox(*workers_[v])) return t;
     }
   }
   return nullptr;
@@ -330,6 +354,24 @@ void spawn_to(void* target, task_base* t) noexcept {
     return;
   }
   spawn_elsewhere(target, t);
+}
+
+void spawn_on_thread(void* target, int index, task_base* t) noexcept {
+  worker* w = current_worker();
+  if (w == nullptr || (target != nullptr && target != w->sched)) {
+    spawn_elsewhere(target, t);  // off this rank's workers: the hint does not apply
+    return;
+  }
+  scheduler* s = w->sched;
+  const int n = s->num_workers();
+  const int k = ((index % n) + n) % n;
+  if (k == w->index) {
+    w->deque.push(t);
+  } else {
+    s->post_to_worker(k, t);
+  }
+  w->spawned.inc();
+  s->wake_one();
 }
 
 bool spawn_quietly(scheduler* target, task_base* t) noexcept {

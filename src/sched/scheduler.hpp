@@ -61,6 +61,13 @@ struct worker {
   fiber* current = nullptr;        // fiber running on this worker now
   fiber* thread_fiber = nullptr;   // the OS thread's own stack, to exit through
   std::deque<task_base*> yielded;  // this_task::yield() resumptions, FIFO
+  // Tasks placed on this worker by its siblings (weft::on_thread): taken
+  // after its own deque, and stolen like deque entries by idle siblings.
+  // Hand-overs between workers are rare next to deque pushes (one per
+  // cross-worker dependency), so a lock is cheap enough.
+  std::mutex inbox_mutex;
+  std::deque<task_base*> inbox;
+  std::atomic<std::size_t> inbox_size{0};
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;
@@ -96,6 +103,8 @@ class scheduler {
 
   /// Queues work from a thread that is not one of this rank's workers.
   void inject(task_base* t) noexcept;
+  /// Queues `t` on worker `index`'s inbox (called by a sibling worker).
+  void post_to_worker(int index, task_base* t) noexcept;
   /// Wakes a sleeping worker if there is one (after new work appeared).
   void wake_one() noexcept;
   void wake_all() noexcept;
@@ -128,6 +137,7 @@ class scheduler {
  private:
   void worker_main(worker& w);
   task_base* take_injected() noexcept;
+  static task_base* take_inbox(worker& w) noexcept;
   bool has_visible_work() const noexcept;
 
   int rank_;

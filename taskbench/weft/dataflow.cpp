@@ -6,8 +6,10 @@
 // producer's output arrives by remote call.
 #include <algorithm>
 #include <atomic>
+#include <deque>
 #include <exception>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "impl.hpp"
@@ -20,6 +22,20 @@ namespace {
 
 using output_future = weft::shared_future<buffer>;
 
+/// Steps per build chunk: about 256 nodes of this rank's points.
+long build_chunk_steps(long local_width) { return std::max(1L, 256 / std::max(1L, local_width)); }
+
+/// What the builder waits on before building the next chunk: opened when
+/// the chunk two behind is done, or when the run failed (a failed task's
+/// consumers on other ranks never run, so that chunk may never be done).
+struct build_gate {
+  weft::promise<void> opened;
+  std::atomic<bool> is_open{false};
+  void open() {
+    if (!is_open.exchange(true, std::memory_order_acq_rel)) opened.set_value();
+  }
+};
+
 /// What the tasks of one run share. On the heap, and left there when the
 /// run fails: the error ends the job, but until then tasks of this run that
 /// are still pending (and handlers of outputs still arriving) may use it.
@@ -30,12 +46,30 @@ struct run_state {
   /// Set once every sink is ready, or failed with the first error of a task.
   weft::promise<void> done;
   std::atomic<bool> settled{false};
+  std::mutex gate_mutex;
+  std::shared_ptr<build_gate> gate;  // the builder's current wait, if any
   void settle(std::exception_ptr error) {
     if (settled.exchange(true, std::memory_order_acq_rel)) return;
     if (error)
       done.set_exception(std::move(error));
     else
       done.set_value();
+    std::lock_guard lock(gate_mutex);
+    if (gate) gate->open();
+  }
+  /// Blocks the builder until `chunk` is done or the run has failed;
+  /// returns false in the second case.
+  bool wait_for_chunk(std::vector<weft::shared_future<buffer>>&& chunk) {
+    auto g = std::make_shared<build_gate>();
+    weft::future<void> opened = g->opened.get_future();
+    {
+      std::lock_guard lock(gate_mutex);
+      if (settled.load(std::memory_order_acquire)) return false;
+      gate = g;
+    }
+    weft::when_all(std::move(chunk)).then([g](auto) { g->open(); });
+    opened.get();
+    return !settled.load(std::memory_order_acquire);
   }
 };
 
@@ -50,7 +84,26 @@ void run_graph(const taskbench::task_graph& g) {
   std::vector<output_future> prev(static_cast<std::size_t>(g.max_width));
   std::vector<output_future> cur(prev.size());
   std::vector<output_future> sinks;  // outputs no local task consumes: waited for at the end
+  // The builder stays at most two chunks of steps ahead of the tasks that
+  // ran: a node built long before it runs has left the caches (and a whole
+  // graph built up front can exceed them), so its first touches at run time
+  // were misses; within the window the nodes, their waiter lists and the
+  // task allocator's blocks are still warm when the tasks run.
+  const long local_width = std::max(1L, me.last - me.first);
+  const long threads = weft::num_threads();
+  const long chunk = build_chunk_steps(local_width);
+  std::deque<std::vector<output_future>> chunk_ends;  // last step of each chunk built
   for (long t = 0; t < g.steps; ++t) {
+    if (t > 0 && t % chunk == 0) {
+      auto& ends = chunk_ends.emplace_back();
+      for (long x = me.first; x < me.last; ++x)
+        if (g.is_active(t - 1, x)) ends.push_back(prev[static_cast<std::size_t>(x)]);
+      if (chunk_ends.size() > 2) {
+        std::vector<output_future> oldest = std::move(chunk_ends.front());
+        chunk_ends.pop_front();
+        if (!st->wait_for_chunk(std::move(oldest))) break;  // failed: finished.get() rethrows
+      }
+    }
     const long first = std::max(g.offset_at(t), me.first);
     const long last = std::min(g.offset_at(t) + g.width_at(t), me.last);
     for (long x = first; x < last; ++x) {
@@ -61,8 +114,12 @@ void run_graph(const taskbench::task_graph& g) {
       if (order_points && g.is_active(t - 1, x)) in.push_back(prev[static_cast<std::size_t>(x)]);
       bool local_use = false, remote_use = false;
       g.for_each_output(t, x, [&](long c) { (me.owns(c) ? local_use : remote_use) = true; });
+      // Point x stays on one worker (blocks of points per worker, like the
+      // ranks' blocks): its inputs mostly come from the same worker's
+      // cache; idle workers still take placed tasks from busy ones.
+      const weft::on_thread where{static_cast<int>((x - me.first) * threads / local_width)};
       output_future out =
-          weft::dataflow(
+          weft::dataflow(where,
               [&g, st, t, x, n_inputs, remote_use](std::vector<output_future>& ready) {
                 try {
                   buffer result(g.output_bytes_per_task);

@@ -29,6 +29,11 @@ void* current_scheduler() noexcept;
 /// on the rank that created it.
 void spawn_to(void* sched, task_base* t) noexcept;
 
+/// Like spawn_to, but asks for worker `index` (modulo the rank's worker
+/// count) of the calling worker's rank: queued in that worker's inbox, where
+/// idle siblings may still take it. From any other thread: spawn_to.
+void spawn_on_thread(void* sched, int index, task_base* t) noexcept;
+
 /// If the newest task of the calling worker carries `tag` and the fiber has
 /// stack to spare, pop and run it here. Returns whether it ran one.
 bool try_run_inline(const void* tag) noexcept;
