@@ -184,41 +184,10 @@ void scheduler::inject(task_base* t) noexcept {
   // The task is visible (and may complete, letting finalize proceed) before
   // this call returns, so announce ourselves: stop() waits for us to leave.
   injectors_.fetch_add(1, std::memory_order_acq_rel);
-  {
-    std::lock_guard lock(inject_mutex_);
-    injected_.push_back(t);
-    injected_size_.fetch_add(1, std::memory_order_release);
-    injected_spawned_.fetch_add(1, std::memory_order_release);
-  }
+  injected_spawned_.fetch_add(1, std::memory_order_release);  // counted before it can finish
+  injected_.push(t);
   wake_one();
   injectors_.fetch_sub(1, std::memory_order_acq_rel);
-}
-
-task_base* scheduler::take_injected() noexcept {
-  if (injected_size_.load(std::memory_order_acquire) == 0) return nullptr;
-  std::lock_guard lock(inject_mutex_);
-  if (injected_.empty()) return nullptr;
-  task_base* t = injected_.front();
-  injected_.pop_front();
-  injected_size_.fetch_sub(1, std::memory_order_relaxed);
-  return t;
-}
-
-void scheduler::post_to_worker(int index, task_base* t) noexcept {
-  worker& w = *workers_[static_cast<std::size_t>(index)];
-  std::lock_guard lock(w.inbox_mutex);
-  w.inbox.push_back(t);
-  w.inbox_size.fetch_add(1, std::memory_order_release);
-}
-
-task_base* scheduler::take_inbox(worker& w) noexcept {
-  if (w.inbox_size.load(std::memory_order_acquire) == 0) return nullptr;
-  std::lock_guard lock(w.inbox_mutex);
-  if (w.inbox.empty()) return nullptr;
-  task_base* t = w.inbox.front();
-  w.inbox.pop_front();
-  w.inbox_size.fetch_sub(1, std::memory_order_relaxed);
-  return t;
 }
 
 void scheduler::wake_one() noexcept {
@@ -237,9 +206,9 @@ void scheduler::wake_all() noexcept {
 }
 
 bool scheduler::has_visible_work() const noexcept {
-  if (injected_size_.load(std::memory_order_acquire) != 0) return true;
+  if (!injected_.empty()) return true;
   for (auto& w : workers_)
-    if (!w->deque.empty() || w->inbox_size.load(std::memory_order_acquire) != 0) return true;
+    if (!w->deque.empty() || !w->inbox.empty()) return true;
   return false;
 }
 
@@ -248,14 +217,14 @@ task_base* scheduler::find_work(worker& w) noexcept {
   // workers never run dry must still deliver what other ranks wait for.
   if (idle_poll && (++w.polls & 63) == 0) idle_poll();
   if (task_base* t = w.deque.pop()) return t;
-  if (task_base* t = take_inbox(w)) return t;
-  if (task_base* t = take_injected()) return t;
+  if (task_base* t = w.inbox.take()) return t;
+  if (task_base* t = injected_.take()) return t;
   if (!w.yielded.empty()) {
     // Only yielded tasks left: they are typically waiting for a message,
     // so poll before resuming them.
     if (idle_poll && idle_poll()) {
       if (task_base* t = w.deque.pop()) return t;
-      if (task_base* t = take_injected()) return t;
+      if (task_base* t = injected_.take()) return t;
     }
     task_base* t = w.yielded.front();
     w.yielded.pop_front();
@@ -277,7 +246,7 @@ task_base* scheduler::find_work(worker& w) noexcept {
     for (int k = 0; k < n; ++k) {
       int v = (start + k) % n;
       if (v == w.index) continue;
-      if (task_base* t = take_inbox(*workers_[v])) return t;
+      if (task_base* t = workers_[v]->inbox.take()) return t;
     }
   }
   return nullptr;

@@ -52,6 +52,33 @@ inline void cpu_relax() noexcept {
 #endif
 }
 
+/// A locked FIFO of tasks whose emptiness is readable without the lock (the
+/// cheap check made on every scheduling decision): the rank's injection
+/// queue and each worker's inbox.
+class task_queue {
+ public:
+  void push(task_base* t) noexcept {
+    std::lock_guard lock(mutex_);
+    tasks_.push_back(t);
+    size_.fetch_add(1, std::memory_order_release);
+  }
+  task_base* take() noexcept {
+    if (empty()) return nullptr;
+    std::lock_guard lock(mutex_);
+    if (tasks_.empty()) return nullptr;
+    task_base* t = tasks_.front();
+    tasks_.pop_front();
+    size_.fetch_sub(1, std::memory_order_relaxed);
+    return t;
+  }
+  bool empty() const noexcept { return size_.load(std::memory_order_acquire) == 0; }
+
+ private:
+  std::mutex mutex_;
+  std::deque<task_base*> tasks_;
+  std::atomic<std::size_t> size_{0};
+};
+
 struct worker {
   worker(scheduler* s, int i, std::size_t stack_size) : sched(s), index(i), pool(stack_size) {}
   scheduler* sched;
@@ -62,12 +89,10 @@ struct worker {
   fiber* thread_fiber = nullptr;   // the OS thread's own stack, to exit through
   std::deque<task_base*> yielded;  // this_task::yield() resumptions, FIFO
   // Tasks placed on this worker by its siblings (weft::on_thread): taken
-  // after its own deque, and stolen like deque entries by idle siblings.
+  // after its own deque; idle siblings take them when nothing else is left.
   // Hand-overs between workers are rare next to deque pushes (one per
   // cross-worker dependency), so a lock is cheap enough.
-  std::mutex inbox_mutex;
-  std::deque<task_base*> inbox;
-  std::atomic<std::size_t> inbox_size{0};
+  task_queue inbox;
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;
@@ -104,7 +129,7 @@ class scheduler {
   /// Queues work from a thread that is not one of this rank's workers.
   void inject(task_base* t) noexcept;
   /// Queues `t` on worker `index`'s inbox (called by a sibling worker).
-  void post_to_worker(int index, task_base* t) noexcept;
+  void post_to_worker(int index, task_base* t) noexcept { workers_[static_cast<std::size_t>(index)]->inbox.push(t); }
   /// Wakes a sleeping worker if there is one (after new work appeared).
   void wake_one() noexcept;
   void wake_all() noexcept;
@@ -136,16 +161,12 @@ class scheduler {
 
  private:
   void worker_main(worker& w);
-  task_base* take_injected() noexcept;
-  static task_base* take_inbox(worker& w) noexcept;
   bool has_visible_work() const noexcept;
 
   int rank_;
   sched_options opts_;
   std::vector<std::unique_ptr<worker>> workers_;
-  mutable std::mutex inject_mutex_;
-  std::deque<task_base*> injected_;
-  std::atomic<std::size_t> injected_size_{0};
+  task_queue injected_;
   std::atomic<std::uint64_t> injected_spawned_{0};
   std::atomic<int> injectors_{0};  // external threads inside inject(): stop() waits for them
   std::atomic<std::uint32_t> epoch_{0};
