@@ -59,7 +59,7 @@ struct run_state {
   }
   /// Blocks the builder until `chunk` is done or the run has failed;
   /// returns false in the second case.
-  bool wait_for_chunk(std::vector<weft::shared_future<buffer>>&& chunk) {
+  bool wait_for_chunk(std::vector<output_future>&& chunk) {
     auto g = std::make_shared<build_gate>();
     weft::future<void> opened = g->opened.get_future();
     {
