@@ -50,7 +50,8 @@ class future_error : public std::logic_error {
 /// work from a busy sibling, so load still balances. Ignored when the task
 /// is started off the rank's workers.
 ///
-///   weft::dataflow(weft::on_thread{x * weft::num_threads() / width}, step, {left, mid, right});
+///   weft::on_thread where{x * weft::num_threads() / width};
+///   next[x] = weft::dataflow(where, step, std::vector{cur[x - 1], cur[x], cur[x + 1]}).share();
 struct on_thread {
   int index;
 };
@@ -525,6 +526,16 @@ class dataflow_task final : public state<R>, public task_base {
   std::unique_ptr<node[]> heap_nodes_;
 };
 
+/// Both dataflow forms: `thread` is the worker asked for, or -1 for none.
+template <class F, class Fut>
+auto make_dataflow(F&& f, std::vector<Fut>&& inputs, int thread) {
+  using Fn = std::decay_t<F>;
+  using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
+  auto* t = new dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs), thread);
+  t->arm();
+  return access<void>::template make<R>(t);
+}
+
 }  // namespace detail
 
 /// Runs `f(inputs)` as a task once every future in `inputs` is ready (a
@@ -533,11 +544,7 @@ class dataflow_task final : public state<R>, public task_base {
 /// ready: get() on them does not block). One allocation per node.
 template <class F, class Fut>
 auto dataflow(F&& f, std::vector<Fut> inputs) {
-  using Fn = std::decay_t<F>;
-  using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
-  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs), -1);
-  t->arm();
-  return detail::access<void>::template make<R>(t);
+  return detail::make_dataflow(std::forward<F>(f), std::move(inputs), -1);
 }
 
 /// dataflow with a placement hint: the node runs on worker thread
@@ -545,11 +552,7 @@ auto dataflow(F&& f, std::vector<Fut> inputs) {
 /// and another one is idle (see on_thread).
 template <class F, class Fut>
 auto dataflow(on_thread where, F&& f, std::vector<Fut> inputs) {
-  using Fn = std::decay_t<F>;
-  using R = std::invoke_result_t<Fn&, std::vector<Fut>&>;
-  auto* t = new detail::dataflow_task<R, Fn, Fut>(Fn(std::forward<F>(f)), std::move(inputs), where.index);
-  t->arm();
-  return detail::access<void>::template make<R>(t);
+  return detail::make_dataflow(std::forward<F>(f), std::move(inputs), where.index);
 }
 
 // ---- fork-join --------------------------------------------------------------
