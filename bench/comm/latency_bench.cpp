@@ -12,12 +12,19 @@
 //             chain's previous send) and the receive re-posted, so chains
 //             proceed independently, not in lock step.
 //   weft      each chain is a task on rank 0 running
-//               v = weft::async_at(1, echo, std::move(v)).get();
-//             K times, where echo returns its std::vector<char> argument
-//             (the payload really travels back; 4 KiB and up go zero-copy
-//             in weft's serialization; the vector adds an 8-byte length).
+//               b = weft::async_at(1, pong, payload(size)).get();
+//             K times, where payload(size) is a weft::buffer<char> made once
+//             per size on each rank and pong returns rank 1's; the received
+//             buffer is not read. That is the raw MPI side's work: send from
+//             a buffer nobody writes, receive into one nobody reads (weft
+//             adds an 8-byte length; 4 KiB and up go zero-copy).
 //             The remote call is a task on rank 1, the reply fulfils the
 //             future on rank 0; the chains are tasks of one task_group.
+//   weft echo (systems weft-mpi-echo, weft-smp-echo) the same with
+//               v = weft::async_at(1, echo, std::move(v)).get();
+//             where echo returns its std::vector<char> argument: the payload
+//             really travels there and back, deserialized into a fresh
+//             vector at each end (what an application passing vectors pays).
 //
 //   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
 //                 [--round-trips R] [--size S] [--window W] [--weft:...]
@@ -107,8 +114,28 @@ void raw_pass(int me) {
 
 std::vector<char> echo(std::vector<char> v) { return v; }
 
-/// Runs on both ranks; returns the seconds measured on rank 0.
-double weft_once(long size, long w, long k) {
+/// This rank's payload of `size` bytes, made once and never written. One
+/// set per rank: in smp mode the two ranks share the process, and sending
+/// the same buffer from both would bounce its reference count between them.
+const weft::buffer<char>& payload(long size) {
+  using set = std::array<weft::buffer<char>, sizes.size()>;
+  static const std::array<set, 2> all = [] {
+    std::array<set, 2> a;
+    for (auto& per_rank : a)
+      for (std::size_t i = 0; i < sizes.size(); ++i)
+        per_rank[i] = weft::buffer<char>(static_cast<std::size_t>(sizes[i]), 'x');
+    return a;
+  }();
+  for (std::size_t i = 0; i < sizes.size(); ++i)
+    if (sizes[i] == size) return all[static_cast<std::size_t>(weft::rank() & 1)][i];
+  throw std::invalid_argument("no payload of that size");
+}
+
+weft::buffer<char> pong(weft::buffer<char> in) { return payload(static_cast<long>(in.size())); }
+
+/// Runs on both ranks; returns the seconds measured on rank 0. `echo_vectors`:
+/// the weft echo variant (see the top of the file).
+double weft_once(long size, long w, long k, bool echo_vectors) {
   weft::barrier();
   double secs = 0;
   if (weft::rank() == 0) {
@@ -116,10 +143,18 @@ double weft_once(long size, long w, long k) {
     {
       weft::task_group g;
       for (long c = 0; c < w; ++c)
-        g.run([size, k] {
-          std::vector<char> v(static_cast<std::size_t>(size), 'x');
-          for (long i = 0; i < k; ++i) v = weft::async_at(1, echo, std::move(v)).get();
-          if (v.size() != static_cast<std::size_t>(size)) throw std::runtime_error("echo changed the payload size");
+        g.run([size, k, echo_vectors] {
+          std::size_t got = 0;
+          if (echo_vectors) {
+            std::vector<char> v(static_cast<std::size_t>(size), 'x');
+            for (long i = 0; i < k; ++i) v = weft::async_at(1, echo, std::move(v)).get();
+            got = v.size();
+          } else {
+            weft::buffer<char> b;
+            for (long i = 0; i < k; ++i) b = weft::async_at(1, pong, payload(size)).get();
+            got = b.size();
+          }
+          if (got != static_cast<std::size_t>(size)) throw std::runtime_error("the reply changed the payload size");
         });
       g.wait();
     }
@@ -130,13 +165,16 @@ double weft_once(long size, long w, long k) {
 }
 
 void weft_pass(const std::string& system) {
-  weft_once(8, 4, 50);  // warm-up
+  weft_once(8, 4, 50, false);  // warm-up
   for (long size : sizes)
     for (long w : windows) {
       if (!cfg.wanted(size, w)) continue;
       const long k = cfg.per_chain(w);
-      const double s = weft_once(size, w, k);
-      if (weft::rank() == 0) record(system, size, w, s / static_cast<double>(k) / 2 * 1e6);
+      for (bool echo_vectors : {false, true}) {
+        const double s = weft_once(size, w, k, echo_vectors);
+        if (weft::rank() == 0)
+          record(echo_vectors ? system + "-echo" : system, size, w, s / static_cast<double>(k) / 2 * 1e6);
+      }
     }
 }
 

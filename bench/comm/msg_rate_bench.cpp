@@ -19,8 +19,9 @@
 //             transport). The handler counts with an atomic; the one that
 //             completes the count does weft::post_at(0, done), which fulfils
 //             a promise rank 0 waits on. 8 B payloads are one std::uint64_t; 16 KiB
-//             ones a std::vector<char>, copied into each call (post_at owns
-//             its arguments) while raw MPI sends the same buffer every time.
+//             ones one weft::buffer<char> shared by every call (sent from
+//             its memory, as raw MPI sends the same buffer every time; the
+//             handler does not read it, as raw MPI's receiver does not).
 //
 //   bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
 //                  [--batch B] [--msgs N] [--weft:...]
@@ -140,11 +141,11 @@ void arrived() {
   if (received.fetch_add(1, std::memory_order_acq_rel) + 1 == expected) weft::post_at(0, on_done);
 }
 void on_small(std::uint64_t) { arrived(); }
-void on_large(std::vector<char>) { arrived(); }
+void on_large(weft::buffer<char>) { arrived(); }
 
 /// One injector's share: `count` messages at `rate` messages/s (0: as fast
 /// as possible), timed from t0.
-void inject(long size, long count, double rate, clk::time_point t0, const std::vector<char>& payload) {
+void inject(long size, long count, double rate, clk::time_point t0, const weft::buffer<char>& payload) {
   const long batch = cfg.batch;
   long sent = 0;
   while (sent < count) {
@@ -166,7 +167,7 @@ void inject(long size, long count, double rate, clk::time_point t0, const std::v
 
 /// Runs on both ranks; returns the seconds measured on rank 0.
 double weft_once(long size, long rate, long n) {
-  const std::vector<char> payload(size > 8 ? static_cast<std::size_t>(size) : 0, 'x');
+  const weft::buffer<char> payload(size > 8 ? static_cast<std::size_t>(size) : 0, 'x');
   std::optional<weft::promise<void>> p;
   weft::future<void> finished;
   if (weft::rank() == 1) {

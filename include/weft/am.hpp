@@ -79,17 +79,19 @@ class remote_state final : public state<R>, public reply_slot {
 template <class F, class... Args>
 void encode_call(serialization::message& body, serialization::owner& keep, const F& f, Args&&... args) {
   serialization::writer w(take_call_buffer());
+  write_call(w, f, args...);
   if constexpr ((may_have_bulk<std::decay_t<Args>>() || ...)) {
-    // Large payloads are sent from the arguments themselves: keep them alive
-    // (on the heap) until the transport is done with them.
-    auto held = std::make_unique<std::tuple<std::decay_t<Args>...>>(std::forward<Args>(args)...);
-    std::apply([&](auto&... a) { write_call(w, f, a...); }, *held);
-    body = std::move(w).finish();
-    if (!body.bulk.empty()) keep = serialization::owner::adopt(std::move(held));
-  } else {
-    write_call(w, f, args...);
-    body = std::move(w).finish();
+    if (!w.bulk().empty()) {
+      // Large payloads are sent from the arguments themselves: keep them
+      // alive (on the heap) until the transport is done with them, and
+      // serialize again from there. Small calls (no bulk) skip the heap.
+      auto held = std::make_unique<std::tuple<std::decay_t<Args>...>>(std::forward<Args>(args)...);
+      w.clear();
+      std::apply([&](auto&... a) { write_call(w, f, a...); }, *held);
+      keep = serialization::owner::adopt(std::move(held));
+    }
   }
+  body = std::move(w).finish();
 }
 
 template <class F, class... Args>

@@ -1,6 +1,7 @@
 // weft — one include for the whole runtime.
 #pragma once
 #include "weft/am.hpp"
+#include "weft/buffer.hpp"
 #include "weft/coll.hpp"
 #include "weft/rma.hpp"
 #include "weft/runtime.hpp"

@@ -59,8 +59,7 @@ class am_return_channel {
 /// allocator handles without locks.
 struct am_out_of_line : pooled {
   std::vector<std::byte> bytes;                      // body bytes
-  std::vector<std::span<const std::byte>> bulk;      // zero-copy views (sender side)
-  std::vector<std::vector<std::byte>> owned_bulk;    // bulk segments received into buffers
+  std::vector<std::span<const std::byte>> bulk;      // zero-copy views of large payloads
   serialization::owner keep;                         // what `bulk` points into
   am_return_channel* home = nullptr;                 // set: freed by its allocating thread
   am_out_of_line* next_returned = nullptr;           // in `home`'s list
@@ -168,15 +167,11 @@ class am_message {
     return std::vector<std::byte>(b.begin(), b.end());
   }
 
-  /// Bulk segment i of the body, whichever way it arrived.
-  std::size_t bulk_count() const noexcept {
-    if (!large_) return 0;
-    return large_->owned_bulk.empty() ? large_->bulk.size() : large_->owned_bulk.size();
-  }
-  std::span<const std::byte> bulk_segment(std::size_t i) const noexcept {
-    if (!large_->owned_bulk.empty()) return large_->owned_bulk[i];
-    return large_->bulk[i];
-  }
+  /// Bulk segment i of the body: on the sender a view into the arguments,
+  /// on the receiver into the transport's receive block (or, in-process,
+  /// still into the sender's arguments); `keep` owns the memory either way.
+  std::size_t bulk_count() const noexcept { return large_ ? large_->bulk.size() : 0; }
+  std::span<const std::byte> bulk_segment(std::size_t i) const noexcept { return large_->bulk[i]; }
 
   bool has_out_of_line() const noexcept { return large_ != nullptr; }
   /// Has the out-of-line block freed by the thread owning `home` when the
@@ -192,11 +187,13 @@ class am_message {
       large_->home = home;
   }
 
-  /// A reader over the body, whichever way the bulk segments arrived.
+  /// A reader over the body. Values that can alias the bulk memory
+  /// (weft::buffer) take a share of `keep` rather than copying.
   serialization::reader reader() {
     if (!large_) return serialization::reader(body_bytes());
-    if (!large_->owned_bulk.empty()) return serialization::reader(large_->bytes, large_->owned_bulk);
-    return serialization::reader(large_->bytes, large_->bulk);
+    serialization::reader r(large_->bytes, large_->bulk);
+    r.share_bulk_owner(&large_->keep);
+    return r;
   }
 
  private:

@@ -64,7 +64,8 @@ class mpi_transport final : public am_transport {
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
-  std::size_t eager_limit_;
+  std::size_t eager_limit_;  // frames up to this size carry their bulk segments
+  std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::mutex lock_;  // held around every MPI call
 };
 

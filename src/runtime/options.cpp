@@ -75,7 +75,7 @@ const std::vector<option_def>& table() {
          o.stack_size = parse_size("stack", v);
          if (o.stack_size < 16 * 1024) throw option_error("stack must be at least 16K");
        }},
-      {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 256K)",
+      {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 16K)",
        [](runtime_options& o, const std::string& v) { o.eager_threshold = parse_size("eager", v); }},
       {"malloc-tuning",
        "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "

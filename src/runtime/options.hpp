@@ -19,7 +19,7 @@ struct runtime_options {
   // Measured with MPICH/UCX: a rendezvous from an address UCX has not seen
   // (a freshly serialized argument) costs 3-4 us more than the copy at
   // 16 KiB and ~13 us at 64 KiB, where the copy costs ~1.5 us.
-  std::size_t eager_threshold = std::size_t{256} << 10;
+  std::size_t eager_threshold = std::size_t{16} << 10;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
 };

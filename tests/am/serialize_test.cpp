@@ -1,5 +1,6 @@
 // weft serialization: round trips, user hooks, zero copy, robustness.
 #include "weft/detail/serialize.hpp"
+#include "weft/buffer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -9,6 +10,7 @@
 #include <cstring>
 #include <deque>
 #include <list>
+#include <memory>
 #include <map>
 #include <numeric>
 #include <optional>
@@ -514,4 +516,87 @@ TEST(Robustness, ErrorMessagesAreClear) {
   }
   ASSERT_TRUE(vv.valueless_by_exception());
   EXPECT_THROW(weft::serialize(vv), weft::serialization_error);
+}
+
+// ---- weft::buffer ------------------------------------------------------------
+
+
+TEST(SerializeBuffer, SmallTravelsInlineLargeAsOneBulkSegment) {
+  weft::buffer<int> small(10, 7);
+  auto m = weft::serialize(small);
+  EXPECT_TRUE(m.bulk.empty());
+  auto back = weft::deserialize<weft::buffer<int>>(m);
+  EXPECT_EQ(back.to_vector(), small.to_vector());
+  EXPECT_NE(back.data(), small.data());
+
+  weft::buffer<double> big(std::vector<double>(5000, 1.5));
+  auto mb = weft::serialize(big);
+  ASSERT_EQ(mb.bulk.size(), 1u);
+  EXPECT_EQ(static_cast<const void*>(mb.bulk[0].data()), static_cast<const void*>(big.data()));  // zero copy out
+  // Without an owner to share, the reader copies.
+  auto copied = weft::deserialize<weft::buffer<double>>(mb);
+  EXPECT_NE(copied.data(), big.data());
+  EXPECT_EQ(copied.to_vector(), big.to_vector());
+}
+
+TEST(SerializeBuffer, SharesTheOwnerOfReceivedMemory) {
+  auto storage = std::make_unique<std::vector<double>>(4000);
+  std::iota(storage->begin(), storage->end(), 0.0);
+  const double* where = storage->data();
+  weft::serialization::writer w;
+  w.write_array(storage->data(), storage->size());
+  auto m = std::move(w).finish();
+  ASSERT_EQ(m.bulk.size(), 1u);
+  auto keep = weft::serialization::owner::adopt(std::move(storage));
+  weft::buffer<double> b;
+  {
+    weft::serialization::reader r(m.bytes, m.bulk);
+    r.share_bulk_owner(&keep);
+    r & b;
+    r.expect_end();
+  }
+  EXPECT_FALSE(keep);          // moved into the buffer's shared owner
+  EXPECT_EQ(b.data(), where);  // aliases, no copy
+  weft::buffer<double> copy = b;
+  b = {};
+  ASSERT_EQ(copy.size(), 4000u);
+  EXPECT_EQ(copy[3999], 3999.0);  // still alive through the copy
+}
+
+TEST(SerializeBuffer, MisalignedBytesAreCopiedToAlignedStorage) {
+  std::vector<std::byte> raw(8 + 1 + 600 * sizeof(double));
+  const std::uint64_t header = std::uint64_t{600} << 1 | 1;  // bulk
+  std::memcpy(raw.data(), &header, 8);
+  std::byte* odd = raw.data() + 9;  // not aligned for double
+  for (int k = 0; k < 600; ++k) {
+    const double v = k * 0.5;
+    std::memcpy(odd + k * sizeof(double), &v, sizeof v);
+  }
+  std::vector<std::span<const std::byte>> bulk = {std::span<const std::byte>(odd, 600 * sizeof(double))};
+  auto keep = weft::serialization::owner::borrow(raw.data(), [](void*) noexcept {});
+  weft::buffer<double> b;
+  weft::serialization::reader r(std::span<const std::byte>(raw.data(), 8), bulk);
+  r.share_bulk_owner(&keep);
+  r & b;
+  ASSERT_EQ(b.size(), 600u);
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(b.data()) % alignof(double), 0u);
+  EXPECT_EQ(b[599], 599 * 0.5);
+}
+
+TEST(SerializeBuffer, CorruptLengthIsRejected) {
+  weft::buffer<std::uint32_t> b(100, 1u);
+  auto bytes = weft::serialize_to_bytes(b);
+  const std::uint64_t lie = std::uint64_t{101} << 1;
+  std::memcpy(bytes.data(), &lie, 8);
+  EXPECT_THROW(weft::deserialize<weft::buffer<std::uint32_t>>(bytes), weft::serialization_error);
+}
+
+TEST(SerializeBuffer, MakeAndViews) {
+  auto b = weft::buffer<int>::make(5, [](std::span<int> out) { std::iota(out.begin(), out.end(), 1); });
+  std::span<const int> s = b;
+  EXPECT_EQ(std::accumulate(s.begin(), s.end(), 0), 15);
+  EXPECT_EQ(weft::buffer<int>(s).to_vector(), b.to_vector());
+  EXPECT_TRUE(weft::buffer<int>().empty());
+  EXPECT_TRUE(weft::buffer<int>(std::vector<int>{}).empty());
+  EXPECT_EQ(b.size_bytes(), 5 * sizeof(int));
 }

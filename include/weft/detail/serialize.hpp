@@ -437,6 +437,16 @@ class writer {
     bytes_.insert(bytes_.end(), b, b + sizeof(T));
   }
 
+  /// Appends `count` elements of a trivially copyable E as one array: inline
+  /// when small, else as a bulk segment viewing `data` (zero copy: `data`
+  /// must stay valid until the transport is done with the message). This is
+  /// how std::vector and std::string travel; weft::buffer uses it too.
+  template <class E>
+  void write_array(const E* data, std::size_t count) {
+    static_assert(std::is_trivially_copyable_v<E>);
+    save_contiguous(data, count);
+  }
+
   /// Inline bytes written so far (mutable: a transport may patch a header).
   std::vector<std::byte>& bytes() noexcept { return bytes_; }
   const std::vector<std::byte>& bytes() const noexcept { return bytes_; }
@@ -557,6 +567,39 @@ class reader {
     std::span<const std::byte> s(cur_, n);
     cur_ += n;
     return s;
+  }
+
+  /// Lets values that can alias received memory (weft::buffer) share
+  /// ownership of what the bulk views point into instead of copying: `keep`
+  /// owns it (a transport's receive block, the sender's objects in-process).
+  /// The first such value moves it into a shared owner.
+  reader& share_bulk_owner(owner* keep) noexcept {
+    keep_src_ = keep;
+    return *this;
+  }
+
+  /// An array as written by writer::write_array<E>: its bytes (count *
+  /// sizeof(E), not necessarily aligned for E) and, when they are a bulk
+  /// segment whose memory the reader can share, an owner that keeps them
+  /// valid past the input. A null owner: the bytes live only as long as the
+  /// input; copy them.
+  template <class E>
+  std::pair<std::span<const std::byte>, std::shared_ptr<const void>> read_array_shared() {
+    static_assert(std::is_trivially_copyable_v<E>);
+    bool is_bulk;
+    const std::uint64_t count = read_header(is_bulk);
+    if (!is_bulk) {
+      if (count > remaining() / sizeof(E)) too_long(count);
+      return {read_view(static_cast<std::size_t>(count) * sizeof(E)), nullptr};
+    }
+    const std::size_t i = take_bulk(count, sizeof(E));
+    if (!bulk_owned_.empty()) {
+      auto held = std::make_shared<std::vector<std::byte>>(std::move(bulk_owned_[i]));
+      return {std::span<const std::byte>(*held), held};
+    }
+    if (!shared_keep_ && keep_src_ != nullptr && *keep_src_)
+      shared_keep_ = std::make_shared<owner>(std::move(*keep_src_));
+    return {bulk_views_[i], shared_keep_};
   }
 
   /// Inline bytes not yet read.
@@ -688,6 +731,8 @@ class reader {
   std::span<const std::span<const std::byte>> bulk_views_{};
   std::span<std::vector<std::byte>> bulk_owned_{};
   std::size_t next_bulk_ = 0;
+  owner* keep_src_ = nullptr;           // see share_bulk_owner
+  std::shared_ptr<owner> shared_keep_;  // keep_src_'s contents once shared
 };
 
 // ============================================================================
