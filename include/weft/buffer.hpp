@@ -17,8 +17,8 @@
 // the elements; they never change, which is what makes sharing them with the
 // transport and with other ranks safe.
 //
-// Arrays of up to serialization::default_zero_copy_threshold bytes travel
-// inline and arrive as buffers of their own (a small copy). A received
+// Arrays of up to 512 bytes travel inline and arrive as buffers of their
+// own (a small copy). A received
 // buffer may share its block with other data of the same batch: to keep a
 // small part of a large message for long, copy it (to_vector()). Elements
 // that arrive at an address not aligned for T (over MPI, when the message
@@ -104,7 +104,7 @@ class buffer {
   template <class Ar>
   void serialize(Ar& ar) {
     if constexpr (Ar::is_saving) {
-      ar.write_array(data_, size_);
+      ar.write_array(data_, size_, bulk_above);
     } else {
       auto [bytes, owner] = ar.template read_array_shared<T>();
       const std::size_t n = bytes.size() / sizeof(T);
@@ -120,6 +120,13 @@ class buffer {
   }
 
  private:
+  // Arrays over this many bytes go as bulk segments (no copy in-process, a
+  // view of the receive block over MPI), lower than std::vector's 4 KiB: a
+  // buffer's elements never change, so sharing them is always safe, and
+  // a 4 KiB array copied inline was copied four times per hop over MPI
+  // (into the body, into the frame, out of the frame, into the buffer).
+  static constexpr std::size_t bulk_above = 512;
+
   const T* data_ = nullptr;
   std::size_t size_ = 0;
   std::shared_ptr<const void> owner_;

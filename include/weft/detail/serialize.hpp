@@ -441,10 +441,12 @@ class writer {
   /// when small, else as a bulk segment viewing `data` (zero copy: `data`
   /// must stay valid until the transport is done with the message). This is
   /// how std::vector and std::string travel; weft::buffer uses it too.
+  /// `bulk_above` lowers the size from which it goes as a bulk segment
+  /// (never raises it past the writer's zero_copy_threshold).
   template <class E>
-  void write_array(const E* data, std::size_t count) {
+  void write_array(const E* data, std::size_t count, std::size_t bulk_above = SIZE_MAX) {
     static_assert(std::is_trivially_copyable_v<E>);
-    save_contiguous(data, count);
+    save_contiguous(data, count, std::min(bulk_above, opt_.zero_copy_threshold));
   }
 
   /// Inline bytes written so far (mutable: a transport may patch a header).
@@ -480,8 +482,12 @@ class writer {
 
   template <class E>
   void save_contiguous(const E* data, std::size_t count) {
+    save_contiguous(data, count, opt_.zero_copy_threshold);
+  }
+  template <class E>
+  void save_contiguous(const E* data, std::size_t count, std::size_t bulk_above) {
     const std::size_t nbytes = count * sizeof(E);
-    if (nbytes > opt_.zero_copy_threshold && bulk_.size() < opt_.max_bulk_segments) {
+    if (nbytes > bulk_above && bulk_.size() < opt_.max_bulk_segments) {
       write_raw<std::uint64_t>((static_cast<std::uint64_t>(count) << 1) | detail::bulk_flag);
       bulk_.emplace_back(reinterpret_cast<const std::byte*>(data), nbytes);
     } else {
