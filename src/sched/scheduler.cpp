@@ -217,7 +217,7 @@ task_base* scheduler::find_work(worker& w) noexcept {
   // workers never run dry must still deliver what other ranks wait for.
   if (idle_poll && (++w.polls & 63) == 0) idle_poll();
   if (task_base* t = w.deque.pop()) return t;
-  if (task_base* t = w.inbox.take()) return t;
+  if (task_base* t = take_placed(w, w)) return t;
   if (task_base* t = injected_.take()) return t;
   if (!w.yielded.empty()) {
     // Only yielded tasks left: they are typically waiting for a message,
@@ -246,10 +246,24 @@ task_base* scheduler::find_work(worker& w) noexcept {
     for (int k = 0; k < n; ++k) {
       int v = (start + k) % n;
       if (v == w.index) continue;
-      if (task_base* t = workers_[v]->inbox.take()) return t;
+      if (task_base* t = take_placed(w, *workers_[v])) return t;
     }
   }
   return nullptr;
+}
+
+task_base* scheduler::take_placed(worker& w, worker& from) noexcept {
+  task_base* t = from.inbox.take_all();
+  if (t == nullptr) return nullptr;
+  // Usually one task. More: all but the oldest go onto w's deque, newest
+  // first, so w pops them oldest-first and idle siblings may steal them.
+  while (t->next != nullptr) {
+    task_base* older = t->next;
+    t->next = nullptr;
+    w.deque.push(t);
+    t = older;
+  }
+  return t;
 }
 
 bool scheduler::idle_wait(worker& w) noexcept {

@@ -54,7 +54,7 @@ inline void cpu_relax() noexcept {
 
 /// A locked FIFO of tasks whose emptiness is readable without the lock (the
 /// cheap check made on every scheduling decision): the rank's injection
-/// queue and each worker's inbox.
+/// queue, fed by threads that are not its workers.
 class task_queue {
  public:
   void push(task_base* t) noexcept {
@@ -79,6 +79,29 @@ class task_queue {
   std::atomic<std::size_t> size_{0};
 };
 
+/// Tasks placed on one worker by its siblings: a lock-free list that any
+/// thread pushes onto with one CAS and a taker empties with one exchange
+/// (no lock line bouncing between the two cores of a hand-over; the task's
+/// own line carries the link; see scheduler::take_placed).
+class placed_list {
+ public:
+  void push(task_base* t) noexcept {
+    task_base* h = head_.load(std::memory_order_relaxed);
+    do {
+      t->next = h;
+    } while (!head_.compare_exchange_weak(h, t, std::memory_order_release, std::memory_order_relaxed));
+  }
+  /// Everything queued, newest first (nullptr if empty).
+  task_base* take_all() noexcept {
+    if (empty()) return nullptr;
+    return head_.exchange(nullptr, std::memory_order_acquire);
+  }
+  bool empty() const noexcept { return head_.load(std::memory_order_acquire) == nullptr; }
+
+ private:
+  alignas(64) std::atomic<task_base*> head_{nullptr};
+};
+
 struct worker {
   worker(scheduler* s, int i, std::size_t stack_size) : sched(s), index(i), pool(stack_size) {}
   scheduler* sched;
@@ -90,9 +113,7 @@ struct worker {
   std::deque<task_base*> yielded;  // this_task::yield() resumptions, FIFO
   // Tasks placed on this worker by its siblings (weft::on_thread): taken
   // after its own deque; idle siblings take them when nothing else is left.
-  // Hand-overs between workers are rare next to deque pushes (one per
-  // cross-worker dependency), so a lock is cheap enough.
-  task_queue inbox;
+  placed_list inbox;
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;
@@ -157,6 +178,9 @@ class scheduler {
   // -- used by the worker loop ------------------------------------------
   task_base* find_work(worker& w) noexcept;
   bool idle_wait(worker& w) noexcept;  // true: stop and exit
+  /// The oldest task placed on `from`, taken by worker `w` (its owner or an
+  /// idle sibling); the rest of those placed tasks go onto w's deque.
+  task_base* take_placed(worker& w, worker& from) noexcept;
   std::atomic<int> sleepers{0};
 
  private:

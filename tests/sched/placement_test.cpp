@@ -153,3 +153,24 @@ TEST(Placement, OneWorkerRunsEverything) {
   }).get();
   EXPECT_EQ(sum.load(), 49 * 50 / 2);
 }
+
+TEST(Placement, ConcurrentPlacersAndTakersRunEveryTaskOnce) {
+  // Four workers place tasks on each other at once while idle siblings
+  // take whole placed lists: every task runs exactly once.
+  scoped_runtime rt({"--weft:threads=4"});
+  constexpr int placers = 8, per_placer = 4000;
+  std::vector<std::atomic<int>> runs(placers * per_placer);
+  std::vector<weft::future<void>> outer;
+  for (int p = 0; p < placers; ++p)
+    outer.push_back(weft::async([&runs, p] {
+      std::vector<weft::future<void>> fs;
+      fs.reserve(per_placer);
+      for (int i = 0; i < per_placer; ++i) {
+        const int id = p * per_placer + i;
+        fs.push_back(weft::async(weft::on_thread{i + p}, [&runs, id] { runs[id].fetch_add(1); }));
+      }
+      for (auto& f : fs) f.get();
+    }));
+  for (auto& f : outer) f.get();
+  for (int id = 0; id < placers * per_placer; ++id) ASSERT_EQ(runs[id].load(), 1) << "task " << id;
+}

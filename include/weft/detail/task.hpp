@@ -12,6 +12,7 @@ namespace weft::detail {
 struct task_base {
   void (*run)(task_base*) = nullptr;
   const void* tag = nullptr;
+  task_base* next = nullptr;  // link while queued in a worker's inbox
 };
 
 /// Queue `t` on the calling worker (LIFO, stealable) or, from a thread that
