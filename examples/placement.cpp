@@ -54,6 +54,9 @@ int main(int argc, char** argv) {
           const block* right = b + 1 < blocks ? &v.back().get() : nullptr;
           return relax(left, v[0].get(), right);
         }, std::move(in)).share());
+        // This loop is a task too: let nodes that are ready run first, and
+        // build the rest of the graph while the worker would be idle.
+        weft::this_task::yield_if_others_ready();
       }
       cur = std::move(next);
     }

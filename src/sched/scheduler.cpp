@@ -205,6 +205,10 @@ void scheduler::wake_all() noexcept {
   futex_wake(epoch_, 1 << 30);
 }
 
+bool scheduler::has_local_work(const worker& w) const noexcept {
+  return !w.deque.empty() || !w.inbox.empty() || !injected_.empty();
+}
+
 bool scheduler::has_visible_work() const noexcept {
   if (!injected_.empty()) return true;
   for (auto& w : workers_)
@@ -474,5 +478,13 @@ void yield() {
   }
   switch_action act{switch_action::yield, w->current};
   switch_to_fresh(w, act);
+}
+
+bool yield_if_others_ready() {
+  using namespace weft::detail;
+  worker* w = current_worker();
+  if (w == nullptr || !w->sched->has_local_work(*w)) return false;
+  yield();
+  return true;
 }
 }  // namespace weft::this_task

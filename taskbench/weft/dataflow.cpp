@@ -104,6 +104,11 @@ void run_graph(const taskbench::task_graph& g) {
         if (!st->wait_for_chunk(std::move(oldest))) break;  // failed: finished.get() rethrows
       }
     }
+    // Ahead of the tasks when the end of the last chunk built has not run
+    // yet: then this task gives way to ready ones after each node (below).
+    // Behind them (tiny tasks), building is the bottleneck: no yielding.
+    const bool ahead = !chunk_ends.empty() && !chunk_ends.back().empty() &&
+                       !chunk_ends.back().front().is_ready();
     const long first = std::max(g.offset_at(t), me.first);
     const long last = std::min(g.offset_at(t) + g.width_at(t), me.last);
     for (long x = first; x < last; ++x) {
@@ -146,6 +151,11 @@ void run_graph(const taskbench::task_graph& g) {
               .share();
       if (!local_use || (order_points && t + 1 == g.steps)) sinks.push_back(out);
       cur[static_cast<std::size_t>(x)] = std::move(out);
+      // Building is not free (≈ 0.15 µs a node): when ahead, give way to
+      // ready tasks and build while this worker waits for the other's
+      // outputs, instead of delaying its own next task (under load
+      // imbalance ≈ 0.2 µs a step at width 2, docs/BENCHMARKS.md).
+      if (ahead) weft::this_task::yield_if_others_ready();
     }
     std::swap(prev, cur);
   }

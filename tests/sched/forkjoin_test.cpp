@@ -145,3 +145,20 @@ TEST(ParallelFor, InsideTasksFromManyRoots) {
     }));
   for (auto& f : roots) EXPECT_EQ(f.get(), 4999L * 5000 / 2);
 }
+
+// yield_if_others_ready gives way only to work queued on this worker, and
+// resumes after it ran; with nothing queued it returns at once.
+TEST(Yield, IfOthersReadyGivesWayOnlyToQueuedWork) {
+  scoped_runtime rt({"--weft:threads=1"});
+  EXPECT_FALSE(weft::this_task::yield_if_others_ready());  // not on a worker
+  weft::async([] {
+    EXPECT_FALSE(weft::this_task::yield_if_others_ready());
+    std::atomic<int> ran{0};
+    auto queued = weft::async([&ran] { ran.fetch_add(1); });  // on this worker's queue
+    EXPECT_EQ(ran.load(), 0);
+    EXPECT_TRUE(weft::this_task::yield_if_others_ready());
+    EXPECT_EQ(ran.load(), 1);  // the only worker ran it before resuming us
+    EXPECT_FALSE(weft::this_task::yield_if_others_ready());
+    queued.get();
+  }).get();
+}
