@@ -220,16 +220,12 @@ task_base* scheduler::find_work(worker& w) noexcept {
   // Busy workers drive communication too, now and then: a rank whose
   // workers never run dry must still deliver what other ranks wait for.
   if (idle_poll && (++w.polls & 63) == 0) idle_poll();
-  if (task_base* t = w.deque.pop()) return t;
-  if (task_base* t = take_placed(w, w)) return t;
-  if (task_base* t = injected_.take()) return t;
+  if (task_base* t = take_local(w)) return t;
   if (!w.yielded.empty()) {
     // Only yielded tasks left: they are typically waiting for a message,
     // so poll before resuming them.
-    if (idle_poll && idle_poll()) {
-      if (task_base* t = w.deque.pop()) return t;
-      if (task_base* t = injected_.take()) return t;
-    }
+    if (idle_poll && idle_poll())
+      if (task_base* t = take_local(w)) return t;
     task_base* t = w.yielded.front();
     w.yielded.pop_front();
     return t;
@@ -254,6 +250,12 @@ task_base* scheduler::find_work(worker& w) noexcept {
     }
   }
   return nullptr;
+}
+
+task_base* scheduler::take_local(worker& w) noexcept {
+  if (task_base* t = w.deque.pop()) return t;
+  if (task_base* t = take_placed(w, w)) return t;
+  return injected_.take();
 }
 
 task_base* scheduler::take_placed(worker& w, worker& from) noexcept {

@@ -178,8 +178,10 @@ class scheduler {
   // -- used by the worker loop ------------------------------------------
   task_base* find_work(worker& w) noexcept;
   bool idle_wait(worker& w) noexcept;  // true: stop and exit
-  /// Work `w` takes before its yielded tasks and before stealing.
+  /// Work `w` takes before its yielded tasks and before stealing: its own
+  /// deque, then tasks placed on it, then the rank's injection queue.
   bool has_local_work(const worker& w) const noexcept;
+  task_base* take_local(worker& w) noexcept;
   /// The oldest task placed on `from`, taken by worker `w` (its owner or an
   /// idle sibling); the rest of those placed tasks go onto w's deque.
   task_base* take_placed(worker& w, worker& from) noexcept;
