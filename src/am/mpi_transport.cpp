@@ -165,12 +165,11 @@ struct mpi_transport::impl {
 
 bool mpi_transport::launched_with_several_ranks() noexcept { return env_int("PMI_SIZE", 1) > 1; }
 
-mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit)
+mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit)
     : p_(std::make_unique<impl>()),
       dispatch_(dispatch),
       eager_limit_(eager_limit < 1024 ? 1024 : eager_limit),
-      // Batches fill the 64 KiB receive blocks whatever the eager limit.
-      batch_limit_(eager_limit_ < 64 * 1024 ? 64 * 1024 : eager_limit_) {
+      batch_limit_(coalesce_limit) {
   std::call_once(mpi_once, [] {
     int initialized = 0;
     MPI_Initialized(&initialized);

@@ -31,7 +31,7 @@ struct mpi_recv_block;
 class mpi_transport final : public am_transport {
  public:
   /// Initializes MPI if needed (once per process; MPI_Finalize runs at exit).
-  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit);
+  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit);
   ~mpi_transport() override;
 
   int rank() const noexcept { return rank_; }

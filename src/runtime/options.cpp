@@ -77,6 +77,13 @@ const std::vector<option_def>& table() {
        }},
       {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 16K)",
        [](runtime_options& o, const std::string& v) { o.eager_threshold = parse_size("eager", v); }},
+      {"coalesce",
+       "mpi: most bytes of queued small messages sent to one rank as one MPI message (default 8K; a lone larger "
+       "message still goes as one)",
+       [](runtime_options& o, const std::string& v) {
+         o.coalesce_limit = parse_size("coalesce", v);
+         if (o.coalesce_limit < 256) throw option_error("coalesce must be at least 256");
+       }},
       {"malloc-tuning",
        "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "
        "and faulted in again: 1 or 0 (default 1; skipped when MALLOC_*_ or GLIBC_TUNABLES are set)",

@@ -20,6 +20,13 @@ struct runtime_options {
   // (a freshly serialized argument) costs 3-4 us more than the copy at
   // 16 KiB and ~13 us at 64 KiB, where the copy costs ~1.5 us.
   std::size_t eager_threshold = std::size_t{16} << 10;
+  // mpi: the frames queued for one rank in a progress pass share MPI
+  // messages of up to this many bytes. 8K keeps a batch inside one of UCX's
+  // shared-memory segments (8 KiB, UCX_MM_SEG_SIZE): one copy in, one out.
+  // A 12 KiB or 64 KiB batch goes by rendezvous instead; with 64K, four
+  // 4 KiB messages queued together took 2.2-2.4x raw MPI's latency, with
+  // 8K 1.5x (BENCHMARKS.md, seventh session).
+  std::size_t coalesce_limit = std::size_t{8} << 10;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
 };

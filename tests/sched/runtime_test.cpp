@@ -152,6 +152,7 @@ TEST(RuntimeDeathTest, BadValueExitsWithMessage) {
   EXPECT_EXIT(init_with("--weft:backend=tcp"), ::testing::ExitedWithCode(2), "one of: auto, smp, mpi");
   EXPECT_EXIT(init_with("--weft:malloc-tuning=maybe"), ::testing::ExitedWithCode(2),
               "invalid value 'maybe' for malloc-tuning");
+  EXPECT_EXIT(init_with("--weft:coalesce=100"), ::testing::ExitedWithCode(2), "coalesce must be at least 256");
   // The environment name of a hyphenated option: upper case, '-' as '_'
   // (read, so a bad value there fails the same way).
   EXPECT_EXIT(
