@@ -129,7 +129,7 @@ struct in_flight_send {
 
 struct mpi_transport::impl {
   MPI_Comm comm = MPI_COMM_NULL;
-  std::mutex queue_mutex;
+  spin_mutex queue_mutex;  // held for a push or a swap
   std::vector<outgoing> queue;  // filled by send(), drained under the progress lock
   std::atomic<std::size_t> queued{0};
   std::vector<outgoing> draining;

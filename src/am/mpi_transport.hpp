@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "am/message.hpp"
+#include "sched/spin_mutex.hpp"
 
 namespace weft::detail {
 
@@ -66,7 +67,7 @@ class mpi_transport final : public am_transport {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::size_t eager_limit_;  // frames up to this size carry their bulk segments
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
-  std::mutex lock_;  // held around every MPI call
+  spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
 
 }  // namespace weft::detail

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "sched/cpu_relax.hpp"
 #include "sched/fiber.hpp"
 #include "sched/ws_deque.hpp"
 #include "weft/detail/task.hpp"
@@ -42,15 +43,6 @@ struct owned_counter {
   void inc() noexcept { v.store(v.load(std::memory_order_relaxed) + 1, std::memory_order_release); }
   std::uint64_t get() const noexcept { return v.load(std::memory_order_acquire); }
 };
-
-/// A spin-wait hint to the CPU (pause / yield).
-inline void cpu_relax() noexcept {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
 
 /// A locked FIFO of tasks whose emptiness is readable without the lock (the
 /// cheap check made on every scheduling decision): the rank's injection
