@@ -514,7 +514,14 @@ class dataflow_task final : public state<R>, public task_base {
     auto* self = static_cast<dataflow_task*>(t);
     auto call = [self]() -> decltype(auto) { return std::invoke(self->fn_, self->in_); };
     fulfil<R>(*self, call);
-    self->in_.clear();  // drop input references as soon as possible
+    // Dropping the inputs touches lines their producers' cores wrote:
+    // done when this worker is idle, not before its next task.
+    self->task_base::run = &clean_up;
+    if (!defer_cleanup(self)) clean_up(self);
+  }
+  static void clean_up(task_base* t) noexcept {
+    auto* self = static_cast<dataflow_task*>(t);
+    self->in_.clear();
     self->release();
   }
   Fn fn_;

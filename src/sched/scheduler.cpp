@@ -221,6 +221,12 @@ task_base* scheduler::find_work(worker& w) noexcept {
   // workers never run dry must still deliver what other ranks wait for.
   if (idle_poll && (++w.polls & 63) == 0) idle_poll();
   if (task_base* t = take_local(w)) return t;
+  if (task_base* t = w.deferred) {
+    w.deferred = t->next;
+    t->next = nullptr;
+    --w.n_deferred;
+    return t;
+  }
   if (!w.yielded.empty()) {
     // Only yielded tasks left: they are typically waiting for a message,
     // so poll before resuming them.
@@ -328,6 +334,17 @@ void scheduler::wait_quiescent() const noexcept {
 // ---- the calls <weft/sched.hpp> makes ----------------------------------------
 
 bool on_worker() noexcept { return current_worker() != nullptr; }
+
+bool defer_cleanup(task_base* t) noexcept {
+  worker* w = current_worker();
+  // Bounded: a worker that is never idle still frees what its tasks held.
+  if (w == nullptr || w->n_deferred >= 32) return false;
+  t->next = w->deferred;
+  w->deferred = t;
+  ++w->n_deferred;
+  w->spawned.inc();  // finished when it has run (the worker loop counts it)
+  return true;
+}
 
 void* current_scheduler() noexcept {
   if (worker* w = current_worker()) return w->sched;

@@ -106,6 +106,10 @@ struct worker {
   // Tasks placed on this worker by its siblings (weft::on_thread): taken
   // after its own deque; idle siblings take them when nothing else is left.
   placed_list inbox;
+  // Cleanups deferred by tasks that finished here (defer_cleanup), newest
+  // first, linked through task_base::next: run when nothing else is local.
+  task_base* deferred = nullptr;
+  int n_deferred = 0;
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;

@@ -1,6 +1,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <atomic>
 #include <memory>
 #include <stdexcept>
@@ -203,6 +204,55 @@ TEST(Dataflow, RunsWhenAllInputsReadyAndChains) {
     std::swap(ref, nref);
   }
   for (int x = 0; x < W; ++x) EXPECT_EQ(prev[x].get(), ref[x]);
+}
+
+namespace {
+struct counted {  // counts live copies (a node's captured state)
+  static inline std::atomic<int> live{0};
+  counted() { live.fetch_add(1); }
+  counted(const counted&) { live.fetch_add(1); }
+  ~counted() { live.fetch_sub(1); }
+};
+}  // namespace
+
+TEST(Dataflow, NodeDropsItsInputsWhenItsWorkerIsIdle) {
+  // A finished node drops its inputs once its worker has nothing else to do
+  // (not before that worker's next task): here at once, nothing else runs.
+  scoped_runtime rt({"--weft:threads=2"});
+  std::weak_ptr<int> watch;
+  std::vector<weft::shared_future<std::shared_ptr<int>>> in;
+  {
+    auto v = std::make_shared<int>(7);
+    watch = v;
+    in.push_back(weft::make_ready_future(std::move(v)).share());
+  }
+  auto out = weft::dataflow([](std::vector<weft::shared_future<std::shared_ptr<int>>>& v) { return *v[0].get(); },
+                            std::move(in));
+  EXPECT_EQ(out.get(), 7);
+  for (int i = 0; i < 20000 && !watch.expired(); ++i) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_TRUE(watch.expired());
+}
+
+TEST(Dataflow, FinalizeWaitsForDeferredCleanups) {
+  // Long chains on both workers: every node's cleanup is deferred; finalize
+  // (quiescence) must not stop the workers before they ran, so every
+  // captured object is gone once the runtime is.
+  counted::live = 0;
+  {
+    scoped_runtime rt({"--weft:threads=2"});
+    std::vector<weft::shared_future<int>> heads;
+    for (int c = 0; c < 2; ++c) {
+      weft::shared_future<int> f = weft::make_ready_future(0).share();
+      for (int i = 0; i < 2000; ++i)
+        f = weft::dataflow(weft::on_thread{c},
+                           [keep = counted{}](std::vector<weft::shared_future<int>>& v) { return v[0].get() + 1; },
+                           std::vector{f})
+                .share();
+      heads.push_back(f);
+    }
+    for (auto& h : heads) EXPECT_EQ(h.get(), 2000);
+  }
+  EXPECT_EQ(counted::live.load(), 0);
 }
 
 TEST(Dataflow, ManyInputsEmptyInputsAndExceptions) {

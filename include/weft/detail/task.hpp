@@ -35,6 +35,14 @@ void spawn_to(void* sched, task_base* t) noexcept;
 /// idle siblings may still take it. From any other thread: spawn_to.
 void spawn_on_thread(void* sched, int index, task_base* t) noexcept;
 
+/// For a task finishing on a worker: run `t` (the task's own object, its
+/// `run` now pointing at its cleanup) once the calling worker finds nothing
+/// else to do, so the cleanup (dropping references other cores wrote) is not
+/// on the path to the worker's next task. Counts as outstanding work until it
+/// ran. False when not on a worker or the worker holds enough deferred
+/// cleanups already: the caller then cleans up at once.
+bool defer_cleanup(task_base* t) noexcept;
+
 /// If the newest task of the calling worker carries `tag` and the fiber has
 /// stack to spare, pop and run it here. Returns whether it ran one.
 bool try_run_inline(const void* tag) noexcept;
