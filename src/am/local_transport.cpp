@@ -100,7 +100,7 @@ bool local_transport::progress() {
     if (worker* w = current_worker(); w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
     return false;
   }
-  if (in.consuming.exchange(true, std::memory_order_acquire)) return false;
+  if (!in.consuming.try_lock()) return false;
   std::size_t n = 0;
   ++delivering;
   auto deliver = [&in](am_message&& m) { in.dispatch(in.ctx, std::move(m)); };
@@ -117,7 +117,7 @@ bool local_transport::progress() {
     spilled_.clear();
   }
   --delivering;
-  in.consuming.store(false, std::memory_order_release);
+  in.consuming.unlock();
   delivered(n);
   return n != 0;
 }

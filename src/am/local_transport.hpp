@@ -16,6 +16,7 @@
 
 #include "am/message.hpp"
 #include "am/pair_ring.hpp"
+#include "sched/spin_mutex.hpp"
 
 namespace weft::detail {
 
@@ -46,7 +47,7 @@ class local_world {
     void* ctx = nullptr;
     // The consumer's flag, on its own line: were it next to what senders
     // read, every poll would steal that line from them (false sharing).
-    alignas(64) std::atomic<bool> consuming{false};  // one consumer at a time
+    alignas(64) spin_mutex consuming;  // one consumer at a time (try_lock only)
     // Touched only when a ring stays full.
     alignas(64) std::atomic<std::size_t> spilled{0};  // messages in `overflow`
     std::mutex overflow_mutex;
