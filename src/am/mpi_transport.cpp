@@ -20,28 +20,32 @@ constexpr int tag_eager = 1;
 constexpr int tag_bulk = 2;
 
 // Wire layout: an eager MPI message is a sequence of frames, one per active
-// message. A frame: fixed prefix, header bytes, body bytes, the bulk
+// message. A frame: prefix (a long body adds its length), header bytes, body bytes, the bulk
 // segment lengths, then either the bulk segments themselves (flattened),
 // each starting at an offset from the message's start that is a multiple
 // of segment_alignment, or nothing (they follow on tag_bulk, in frame
 // order). Aligned segments let a weft::buffer<double> that arrives in the
 // receive block be used where it lies.
-// 16 bytes: with MPICH/UCX a message of up to 80 bytes travels 0.08 us
-// faster one way than one of 96 (shared-memory short-message limit,
-// measured with a plain MPI ping-pong), and a remote call with a few
-// scalar arguments fits under it with this prefix (not with the earlier
-// 32-byte one).
+// 8 bytes, plus 8 more for a body of 64 KiB or more (rare: bodies that big
+// are arrays, which travel as bulk segments). MPICH/UCX sends a message of
+// up to 88 bytes 0.09 us faster one way than one of 96 (its shared-memory
+// short-message limit; measured with a plain MPI ping-pong on both of the
+// project's machines, docs/BENCHMARKS.md), and every byte of prefix counts
+// against it: with 8 bytes a remote call returning a 64-byte array (88
+// bytes) stays under, with the earlier 16 it did not.
 struct wire_prefix {
-  std::uint16_t magic;
+  std::uint8_t magic;
   std::uint8_t handler;
   std::uint8_t header_len;
+  std::uint8_t flags;      // wire_flattened | wire_long_body
   std::uint16_t n_bulk;
-  std::uint8_t flattened;  // 1: bulk segments follow inline
-  std::uint8_t unused;
-  std::uint64_t body_len;
+  std::uint16_t body_len;  // when not wire_long_body
 };
-static_assert(sizeof(wire_prefix) == 16);
-constexpr std::uint16_t wire_magic = 0x7766;  // "wf"
+static_assert(sizeof(wire_prefix) == 8);
+constexpr std::uint8_t wire_magic = 0xf7;
+constexpr std::uint8_t wire_flattened = 1;  // the bulk segments follow inline
+constexpr std::uint8_t wire_long_body = 2;  // a std::uint64_t body length follows the prefix
+constexpr std::size_t short_body_max = 0xffff;
 constexpr std::size_t segment_alignment = 16;    // alignof(std::max_align_t)
 
 constexpr std::size_t align_up(std::size_t n, std::size_t a) noexcept { return (n + a - 1) / a * a; }
@@ -260,7 +264,8 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   const auto header = m.header_bytes();
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
-  const std::size_t fixed = sizeof(wire_prefix) + header.size() + bytes.size() + 8 * n_bulk;
+  const bool long_body = bytes.size() > short_body_max;
+  const std::size_t fixed = sizeof(wire_prefix) + (long_body ? 8 : 0) + header.size() + bytes.size() + 8 * n_bulk;
   std::size_t bulk_total = 0;
   for (std::size_t i = 0; i < n_bulk; ++i) bulk_total += m.bulk_segment(i).size();
   const std::size_t padding = n_bulk * (segment_alignment - 1);  // at most
@@ -281,16 +286,19 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   wire_prefix pre{wire_magic,
                   static_cast<std::uint8_t>(m.handler),
                   static_cast<std::uint8_t>(header.size()),
+                  static_cast<std::uint8_t>((flatten ? wire_flattened : 0) | (long_body ? wire_long_body : 0)),
                   static_cast<std::uint16_t>(n_bulk),
-                  static_cast<std::uint8_t>(flatten ? 1 : 0),
-                  0,
-                  bytes.size()};
+                  static_cast<std::uint16_t>(long_body ? 0 : bytes.size())};
   std::byte* w = batch.buffer.grow(frame);
   auto put = [&w](const void* src, std::size_t n) {
     if (n != 0) std::memcpy(w, src, n);
     w += n;
   };
   put(&pre, sizeof pre);
+  if (long_body) {
+    const std::uint64_t len = bytes.size();
+    put(&len, 8);
+  }
   put(header.data(), header.size());
   put(bytes.data(), bytes.size());
   for (std::size_t i = 0; i < n_bulk; ++i) {
@@ -334,9 +342,17 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     std::memcpy(&pre, c, sizeof pre);
     if (pre.magic != wire_magic) bad("bad magic");
     if (pre.header_len > am_header_capacity) bad("protocol header too long");
-    const std::size_t fixed = sizeof pre + pre.header_len + pre.body_len + 8ull * pre.n_bulk;
-    if (fixed > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
+    if ((pre.flags & ~(wire_flattened | wire_long_body)) != 0) bad("unknown frame flags");
     c += sizeof pre;
+    std::uint64_t body_len = pre.body_len;
+    if (pre.flags & wire_long_body) {
+      if (static_cast<std::size_t>(end - c) < 8) bad("shorter than its prefix");
+      std::memcpy(&body_len, c, 8);
+      c += 8;
+      if (body_len > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
+    }
+    const std::size_t rest = pre.header_len + static_cast<std::size_t>(body_len) + 8ull * pre.n_bulk;
+    if (rest > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
     in_flight_recv r;
     r.source = source;
     am_message& m = r.msg;
@@ -344,8 +360,8 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     m.handler = static_cast<am_handler>(pre.handler);
     m.set_header(c, pre.header_len);
     c += pre.header_len;
-    m.set_body_bytes(c, pre.body_len);
-    c += pre.body_len;
+    m.set_body_bytes(c, static_cast<std::size_t>(body_len));
+    c += body_len;
     if (pre.n_bulk == 0) {
       deliver(std::move(m));
       continue;
@@ -358,7 +374,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     }
     auto& ool = m.spill();
     ool.bulk.reserve(lens.size());
-    if (pre.flattened) {
+    if (pre.flags & wire_flattened) {
       // Views into the receive block, which stays out of the pool until
       // the handler (and any weft::buffer it kept) is done with them: no
       // copy, no allocation per segment.

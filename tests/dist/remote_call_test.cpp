@@ -1,4 +1,5 @@
 #include <gtest/gtest.h>
+#include <algorithm>
 
 #include <array>
 #include <atomic>
@@ -146,6 +147,38 @@ TEST(RemoteCall, LargePayloads64MiB) {
     auto back = weft::async_at(peer, [](std::size_t n) { return std::vector<std::uint8_t>(n, 7); }, big.size()).get();
     ASSERT_EQ(back.size(), big.size());
     EXPECT_EQ(std::accumulate(back.begin(), back.end(), std::uint64_t{0}), 7ull * big.size());
+  });
+}
+
+// Many short strings stay in a call's body (no bulk segment each): bodies
+// on both sides of 64 KiB, where the mpi wire frame switches from its
+// 2-byte body length to an 8-byte one, arrive intact both ways.
+TEST(RemoteCall, BodiesAroundTheLongFrameLimit) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    auto strings = [](std::size_t n, int salt) {
+      std::vector<std::string> v(n);
+      for (std::size_t i = 0; i < n; ++i) v[i] = std::to_string(i * 7 + static_cast<std::size_t>(salt)) + "abc";
+      return v;
+    };
+    std::vector<weft::future<std::vector<std::string>>> backs;
+    std::vector<std::vector<std::string>> sent;
+    // ~12-18 body bytes a string: 3200..4600 strings cross 64 KiB in small steps.
+    for (std::size_t n = 3200; n <= 4600; n += 37) {
+      sent.push_back(strings(n, weft::rank()));
+      backs.push_back(weft::async_at(peer, [](std::vector<std::string> v) {
+        std::reverse(v.begin(), v.end());
+        return v;
+      },
+                                     sent.back()));
+    }
+    sent.push_back(strings(70000, weft::rank()));  // about 1 MiB of body
+    backs.push_back(weft::async_at(peer, [](std::vector<std::string> v) { return v; }, sent.back()));
+    for (std::size_t i = 0; i < backs.size(); ++i) {
+      std::vector<std::string> got = backs[i].get();
+      if (i + 1 < backs.size()) std::reverse(got.begin(), got.end());
+      EXPECT_EQ(got, sent[i]) << "call " << i;
+    }
   });
 }
 
