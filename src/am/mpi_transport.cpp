@@ -20,19 +20,19 @@ constexpr int tag_eager = 1;
 constexpr int tag_bulk = 2;
 
 // Wire layout: an eager MPI message is a sequence of frames, one per active
-// message. A frame: prefix (a long body adds its length), header bytes, body bytes, the bulk
-// segment lengths, then either the bulk segments themselves (flattened),
-// each starting at an offset from the message's start that is a multiple
-// of segment_alignment, or nothing (they follow on tag_bulk, in frame
-// order). Aligned segments let a weft::buffer<double> that arrives in the
-// receive block be used where it lies.
-// 8 bytes, plus 8 more for a body of 64 KiB or more (rare: bodies that big
-// are arrays, which travel as bulk segments). MPICH/UCX sends a message of
-// up to 88 bytes 0.09 us faster one way than one of 96 (its shared-memory
-// short-message limit; measured with a plain MPI ping-pong on both of the
-// project's machines, docs/BENCHMARKS.md), and every byte of prefix counts
-// against it: with 8 bytes a remote call returning a 64-byte array (88
-// bytes) stays under, with the earlier 16 it did not.
+// message. A frame: prefix (a long body adds its length), header bytes,
+// body bytes, the bulk segment lengths, then either the bulk segments
+// themselves (flattened), each starting at an offset from the message's
+// start that is a multiple of segment_alignment, or nothing (they follow on
+// tag_bulk, in frame order). Aligned segments let a weft::buffer<double>
+// that arrives in the receive block be used where it lies.
+// The prefix is 8 bytes, plus 8 more for a body of 64 KiB or more (rare:
+// bodies that big are arrays, which travel as bulk segments). MPICH/UCX
+// sends a message of up to 88 bytes 0.09 us faster one way than one of 96
+// (its shared-memory short-message limit; measured with a plain MPI
+// ping-pong, docs/BENCHMARKS.md), and every byte of prefix counts against
+// it: with 8 bytes a remote call returning a 64-byte array (88 bytes) stays
+// under, with the earlier 16 it did not.
 struct wire_prefix {
   std::uint8_t magic;
   std::uint8_t handler;

@@ -13,22 +13,15 @@
 #include "weft/weft.hpp"
 
 namespace {
-/// Sends rank 1 a message for handler id `handler` with a `header_bytes`-byte
-/// protocol header and no body.
-void send_malformed(std::uint8_t handler, std::size_t header_bytes) {
-  struct short_header {
-    char bytes[3];
-  };
-  struct call_sized_header {
-    std::uint64_t reply_token;
-  };
-  auto& comm = weft::detail::current_comm();
-  const auto h = static_cast<weft::detail::am_handler>(handler);
-  if (header_bytes == sizeof(short_header))
-    weft::detail::send_am(comm, 1, h, short_header{{1, 2, 3}});
-  else
-    weft::detail::send_am(comm, 1, h, call_sized_header{0});
+/// Sends rank 1 a message for handler id `handler` with protocol header `h`
+/// and no body.
+template <class Header>
+void send_malformed(std::uint8_t handler, const Header& h) {
+  weft::detail::send_am(weft::detail::current_comm(), 1, static_cast<weft::detail::am_handler>(handler), h);
 }
+struct three_bytes {
+  char bytes[3];
+};
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -40,8 +33,8 @@ int main(int argc, char** argv) {
       if (std::strcmp(mode, "kill") == 0) std::raise(SIGKILL);
     }
     if (weft::rank() == 0) {
-      if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, 8);
-      if (std::strcmp(mode, "truncated_call") == 0) send_malformed(1, 3);  // a call's header is 8 bytes
+      if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, std::uint64_t{0});
+      if (std::strcmp(mode, "truncated_call") == 0) send_malformed(1, three_bytes{{1, 2, 3}});  // a call's is 8
     }
     if (std::strcmp(mode, "throw_posted") == 0 && weft::rank() == 0)
       weft::post_at(1, [] { throw std::logic_error("posted call failed"); });
