@@ -349,6 +349,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
       if (static_cast<std::size_t>(end - c) < 8) bad("shorter than its prefix");
       std::memcpy(&body_len, c, 8);
       c += 8;
+      // Checked alone first: a forged 64-bit length would overflow the sum below.
       if (body_len > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
     }
     const std::size_t rest = pre.header_len + static_cast<std::size_t>(body_len) + 8ull * pre.n_bulk;
