@@ -2,6 +2,8 @@
 #include "weft/detail/action.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -369,6 +371,49 @@ TEST(ActionValidate, ErrorsAreClear) {
   w.write_raw(std::uint64_t{0xdeadbeefdeadbeefull});
   ser::reader in(w.bytes());
   EXPECT_THROW(wd::read_action(in), weft::protocol_error);
+}
+
+// read_action remembers ids it resolved (per thread); a remembered code must
+// not make a corrupt function part, or a different function, pass.
+TEST(ActionValidate, ResolvedIdsAreRememberedWithoutWeakeningTheCheck) {
+  auto read_id = [](wd::action_id id) {
+    ser::writer w;
+    wd::write_action_id(w, id);
+    ser::reader in(w.bytes());
+    return wd::read_action(in);
+  };
+  const wd::action_id f = wd::action_id_of<int, int>(&add), g = wd::action_id_of<int, int>(&mul);
+  ASSERT_EQ(f.code, g.code);  // one record (same signature), two functions
+  for (int round = 0; round < 3; ++round) {  // first a miss, then hits; alternating functions
+    EXPECT_EQ(read_id(f).target, reinterpret_cast<wd::action_target>(&add));
+    EXPECT_EQ(read_id(g).target, reinterpret_cast<wd::action_target>(&mul));
+    EXPECT_EQ(read_id(f).target, reinterpret_cast<wd::action_target>(&add));
+  }
+  for (int bit = 0; bit < 64; ++bit)  // the code is remembered; the target is still checked
+    EXPECT_THROW(read_id({f.code, f.target ^ (1ull << bit)}), weft::protocol_error) << bit;
+  EXPECT_EQ(read_id(f).target, reinterpret_cast<wd::action_target>(&add));  // still resolves after the failures
+  // A stateless callable's remembered id still has no function part: a
+  // message with one has trailing bytes the arguments' reader rejects.
+  auto l = [](int x) { return x; };
+  const wd::action_id a = wd::action_id_of<int>(l);
+  EXPECT_EQ(read_id(a).target, nullptr);
+  EXPECT_EQ(read_id(a).record, wd::action_from_id(a).record);
+}
+
+// The sender remembers the last function it encoded per signature; ids
+// must follow the function actually passed when they alternate.
+TEST(ActionId, AlternatingFunctionsOfOneSignatureKeepTheirIds) {
+  const wd::action_id f = wd::action_id_of<int, int>(&add), g = wd::action_id_of<int, int>(&mul);
+  EXPECT_NE(f.target, g.target);
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ((wd::action_id_of<int, int>(&add)), f);
+    EXPECT_EQ((wd::action_id_of<int, int>(&mul)), g);
+    EXPECT_EQ(wd::action_from_id((wd::action_id_of<int, int>(i % 2 ? &mul : &add))).target,
+              reinterpret_cast<wd::action_target>(i % 2 ? &mul : &add));
+  }
+  std::thread other([&] { EXPECT_EQ((wd::action_id_of<int, int>(&mul)), g); });  // its own memory
+  other.join();
+  EXPECT_EQ((wd::action_id_of<int, int>(&add)), f);
 }
 
 TEST(ActionValidate, SenderRejectsNullFunctionPointer) {
