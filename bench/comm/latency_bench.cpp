@@ -165,7 +165,12 @@ double weft_once(long size, long w, long k, bool echo_vectors) {
 }
 
 void weft_pass(const std::string& system) {
-  weft_once(8, 4, 50, false);  // warm-up
+  // Warm-up with the widest window measured: each chain that waits for a
+  // reply holds a fiber, and a fresh runtime (one per repetition) makes
+  // its fibers' stacks on first use. Warmed up with 4 chains only, the
+  // first row to need 64 (8 B, window 64) paid for 60 new stacks inside
+  // its timing: 1.6-2x slower than the echo row measured right after it.
+  weft_once(8, cfg.only_window > 0 ? cfg.only_window : windows.back(), 20, false);
   for (long size : sizes)
     for (long w : windows) {
       if (!cfg.wanted(size, w)) continue;
