@@ -1,5 +1,6 @@
 // weft remote-call ids: stability, invocation, error capture, validation.
 #include "weft/detail/action.hpp"
+#include "weft/buffer.hpp"
 
 #include <gtest/gtest.h>
 
@@ -46,6 +47,11 @@ std::vector<int> iota_vec(int n) {
   return v;
 }
 int throws_int(int) { throw 42; }
+weft::buffer<char> letters(int n) {
+  return weft::buffer<char>::make(static_cast<std::size_t>(n), [](std::span<char> out) {
+    for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<char>('a' + i % 26);
+  });
+}
 
 struct sum_all {  // empty function object with a generic call operator
   template <class... T>
@@ -213,6 +219,36 @@ TEST(ActionInvoke, LargeResultIsKeptAliveForZeroCopy) {
   ser::reader in2(w2.bytes());
   ser::writer out2;
   EXPECT_FALSE(wd::read_action(in2).invoke(in2, &out2));
+}
+
+// Vectors and weft::buffers are serialized from the callee's stack and
+// moved to the heap only when bulk segments point into them: the segments
+// must still be valid (ASan checks) once the call has returned.
+TEST(ActionInvoke, VectorAndBufferResultsKeptOnlyWhenViewed) {
+  for (int n : {3, 100000}) {
+    ser::writer w;
+    wd::write_call(w, &iota_vec, n);
+    ser::reader in(w.bytes());
+    ser::writer out;
+    ser::owner keep = wd::read_action(in).invoke(in, &out);
+    EXPECT_EQ(static_cast<bool>(keep), n == 100000) << n;
+    ser::reader rr(out.bytes(), out.bulk());
+    const std::vector<int> r = wd::read_result<std::vector<int>>(rr);
+    ASSERT_EQ(r.size(), static_cast<std::size_t>(n));
+    EXPECT_EQ(r.back(), n - 1);
+  }
+  for (int n : {8, 64 * 1024}) {
+    ser::writer w;
+    wd::write_call(w, &letters, n);
+    ser::reader in(w.bytes());
+    ser::writer out;
+    ser::owner keep = wd::read_action(in).invoke(in, &out);
+    EXPECT_EQ(static_cast<bool>(keep), n > 512) << n;  // buffers over 512 bytes go as bulk
+    ser::reader rr(out.bytes(), out.bulk());
+    const weft::buffer<char> r = wd::read_result<weft::buffer<char>>(rr);
+    ASSERT_EQ(r.size(), static_cast<std::size_t>(n));
+    for (int i = 0; i < n; i += 997) EXPECT_EQ(r[static_cast<std::size_t>(i)], static_cast<char>('a' + i % 26)) << i;
+  }
 }
 
 TEST(ActionInvoke, ExceptionsAreCapturedAndRethrownAsRemoteError) {

@@ -46,6 +46,9 @@
 
 namespace weft {
 
+template <class T>
+class buffer;
+
 /// An invalid, corrupt or foreign remote-call id (or a callable that cannot
 /// be called remotely, detected at run time on the sending side).
 class protocol_error : public std::runtime_error {
@@ -284,6 +287,16 @@ inline void write_current_exception(writer& out) {
   out & type & what;
 }
 
+/// Whether every bulk segment a value of T can produce lies in memory that
+/// moving T keeps valid: a std::vector's heap buffer, a weft::buffer's
+/// shared block. Not for other types: a bulk segment of a C array member
+/// would move with its object, and a string's could be in its inline
+/// (short-string) storage were the zero-copy threshold set that low.
+template <class T>
+constexpr bool bulk_outlives_move() {
+  return serialization::detail::is_spec_v<T, std::vector> || serialization::detail::is_spec_v<T, weft::buffer>;
+}
+
 template <class F, class... D>
 serialization::owner invoke_action(action_target target, reader& in, writer* out) {
   // Arguments, read in order (braced initialization), then the input must end.
@@ -314,6 +327,15 @@ serialization::owner invoke_action(action_target target, reader& in, writer* out
       const R r = call();
       out->write_raw(result_value);
       *out & r;
+    } else if constexpr (bulk_outlives_move<R>()) {
+      // Bulk segments would point into memory the result owns on the heap,
+      // which a move hands over: serialize from here, and move the result
+      // to the heap (for the caller to keep) only when segments point into
+      // it. Small results (most) then cost no allocation.
+      R r = call();
+      out->write_raw(result_value);
+      *out & r;
+      if (out->bulk().size() != mark_bulk) return serialization::owner::adopt(std::make_unique<R>(std::move(r)));
     } else {
       // The result may be referenced by bulk segments: keep it on the heap
       // and hand it to the caller when it is.
