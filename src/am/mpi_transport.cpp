@@ -431,9 +431,23 @@ bool mpi_transport::progress_locked() {
         p.loopback.push_back(std::move(o.msg));
         continue;
       }
-      append_frame(batch_for(o.dest), std::move(o.msg));
+      in_flight_send& b = batch_for(o.dest);
+      append_frame(b, std::move(o.msg));
+      // A frame whose bulk segments travel separately ends its batch.
+      // Batched with the next such frame, the receiver started both large
+      // transfers before it could run the first call, and two ping-pong
+      // chains then stayed in step, each core copying two payloads while
+      // the other waited: 64 KiB, window 2, one way 15-17 us against raw
+      // MPI's 7.5; split, 8.3-9.7.
+      if (!b.bulk.empty()) {
+        start_send(std::move(b));
+        b = fresh_batch(o.dest);
+      }
     }
-    for (auto& b : p.building) start_send(std::move(b));
+    for (auto& b : p.building) {
+      if (!b.buffer.empty()) start_send(std::move(b));
+      else if (p.spare.size() < 64) p.spare.push_back(std::move(b.buffer));  // emptied by a split above
+    }
     p.building.clear();
     p.draining.clear();
   }
