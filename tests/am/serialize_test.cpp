@@ -302,6 +302,52 @@ TEST(Serialize, WriterReusesBuffer) {
   EXPECT_EQ(m.bytes.size(), 12u);
 }
 
+// The writer keeps room past what it wrote; every way out (bytes(), size(),
+// finish, take, copies and moves, truncate, clear) must show exactly the
+// bytes written, through growth from empty and from a reused buffer.
+TEST(Serialize, WriterShowsExactlyWhatWasWritten) {
+  auto expect_ints = [](const std::vector<std::byte>& bytes, int n) {
+    ASSERT_EQ(bytes.size(), static_cast<std::size_t>(n) * sizeof(int));
+    ser::reader r(bytes);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(r.read<int>(), i);
+    r.expect_end();
+  };
+  ser::writer w;
+  for (int i = 0; i < 1000; ++i) {  // many growth steps
+    w & i;
+    ASSERT_EQ(w.size(), static_cast<std::size_t>(i + 1) * sizeof(int));
+    if (i % 97 == 0) expect_ints(w.bytes(), i + 1);  // looking in between does not disturb writing
+  }
+  expect_ints(w.bytes(), 1000);
+  ser::writer copy = w;
+  expect_ints(copy.bytes(), 1000);
+  copy & 1000;
+  expect_ints(copy.bytes(), 1001);
+  expect_ints(w.bytes(), 1000);  // the original is unchanged
+  ser::writer moved = std::move(w);
+  expect_ints(moved.bytes(), 1000);
+  EXPECT_EQ(w.size(), 0u);  // NOLINT(bugprone-use-after-move): a moved-from writer is empty and usable
+  w & 0 & 1;
+  expect_ints(w.bytes(), 2);
+  moved.truncate(3 * sizeof(int), 0);
+  expect_ints(moved.bytes(), 3);
+  moved & 3;
+  expect_ints(moved.bytes(), 4);
+  ser::message m = moved.take();
+  expect_ints(m.bytes, 4);
+  EXPECT_EQ(moved.size(), 0u);
+  moved & 0;
+  expect_ints(std::move(moved).finish().bytes, 1);
+  copy.clear();
+  EXPECT_EQ(copy.size(), 0u);
+  copy & 0 & 1 & 2;
+  expect_ints(copy.bytes(), 3);
+  std::vector<std::byte> used(4096, std::byte{0x5a});  // a reused buffer's old contents never show
+  ser::writer r(std::move(used));
+  r & 0;
+  expect_ints(r.bytes(), 1);
+}
+
 // ---- zero copy ------------------------------------------------------------------
 
 TEST(ZeroCopy, LargeVectorIsReferencedNotCopied) {
