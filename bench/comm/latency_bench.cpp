@@ -169,7 +169,7 @@ void weft_pass(const std::string& system) {
   // reply holds a fiber, and a fresh runtime (one per repetition) makes
   // its fibers' stacks on first use. Warmed up with 4 chains only, the
   // first row to need 64 (8 B, window 64) paid for 60 new stacks inside
-  // its timing: 1.6-2x slower than the echo row measured right after it.
+  // its timing: 1.6-2.8x slower than the echo row measured right after it.
   weft_once(8, cfg.only_window > 0 ? cfg.only_window : windows.back(), 20, false);
   for (long size : sizes)
     for (long w : windows) {

@@ -485,10 +485,10 @@ inline std::uint64_t encode_target(const action_record* rec, std::uint64_t code,
 }
 
 /// encode_target, remembering the last function encoded for this record on
-/// this thread: a sender usually calls the same one again, and encoding (a
-/// segment search and a hash) was a tenth of the smp sender's work per
-/// 8-byte message. Not inlined: a fiber may resume on another thread, and
-/// inlined code may keep a thread_local's address across that.
+/// this thread: a sender usually calls the same one again, and encoding is
+/// a search of the executable's segments and a hash on every call. Not
+/// inlined: a fiber may resume on another thread, and inlined code may keep
+/// a thread_local's address across that.
 template <class Fn>
 [[gnu::noinline]] std::uint64_t encode_target_cached(const action_record* rec, std::uint64_t code, Fn fp) {
   static thread_local struct {
@@ -629,10 +629,10 @@ inline void write_action_id(writer& w, const action_id& id) {
 }
 
 /// Ids this thread resolved lately, direct-mapped by code. Validating an id
-/// (a segment search, two loads, a check word) was about 120 instructions
-/// per received call, a sixth of the smp receiver's work per 8-byte
-/// message; a hit compares one or two words. Only ids that passed the full
-/// check are stored, so a hit is exactly as valid.
+/// (a segment search, two loads, a check word) cost ~90 instructions per
+/// received call (callgrind, pong rank of bench_latency); a hit compares one
+/// or two words. Only ids that passed the full check are stored, so a hit
+/// is exactly as valid.
 struct resolved_cache {
   struct entry {
     std::uint64_t code = 0;
