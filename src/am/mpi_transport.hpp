@@ -59,6 +59,8 @@ class mpi_transport final : public am_transport {
   in_flight_send& batch_for(int dest);
   void append_frame(in_flight_send& batch, am_message&& m);
   void start_send(in_flight_send&& batch);
+  /// Sends `batch` now; later frames for its rank go into a fresh one.
+  void close_batch(in_flight_send& batch);
   template <class Deliver>
   void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
