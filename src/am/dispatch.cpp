@@ -77,17 +77,9 @@ struct call_task final : task_base, pooled {
 
 }  // namespace
 
-void rank_comm::send(int dest, am_message&& m) {
-  if (dest < 0 || dest >= nranks) {
-    throw std::out_of_range("weft: rank " + std::to_string(dest) + " does not exist (nranks = " +
-                            std::to_string(nranks) + ")");
-  }
-  m.source = rank;
-  if (worker* w = current_worker(); w != nullptr && w->sched == sched)
-    w->messages_sent.inc();
-  else
-    sent_off_worker.fetch_add(1, std::memory_order_release);
-  transport->send(dest, std::move(m));
+void rank_comm::no_such_rank(int dest) const {
+  throw std::out_of_range("weft: rank " + std::to_string(dest) + " does not exist (nranks = " +
+                          std::to_string(nranks) + ")");
 }
 
 rank_comm& current_comm() {

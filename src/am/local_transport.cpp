@@ -20,7 +20,8 @@ constexpr std::size_t drain_batch = 64;
 
 local_world::local_world(int nranks, int threads)
     : threads_(threads),
-      returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
+      returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))),
+      producers_(std::make_unique<producer[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
   for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads));
 }
 
@@ -40,16 +41,16 @@ std::unique_ptr<am_transport> local_world::make_transport(int r) {
   return std::make_unique<local_transport>(*this, r);
 }
 
-pair_ring& local_world::ring(inbox& in, std::size_t index) {
+pair_ring& local_world::make_ring(inbox& in, std::size_t index) {
   auto& slot = in.from[index];
-  pair_ring* r = slot.load(std::memory_order_acquire);
-  if (r != nullptr) return *r;
+  pair_ring* r = nullptr;
   auto fresh = std::make_unique<pair_ring>(ring_capacity);
   if (slot.compare_exchange_strong(r, fresh.get(), std::memory_order_acq_rel)) return *fresh.release();
   return *r;  // another thread of the source rank installed one first
 }
 
-bool local_transport::push(local_world::inbox& in, am_message& m) {
+// Inlined into send: one call less per message on the smp send path.
+[[gnu::always_inline]] inline bool local_transport::push(local_world::inbox& in, am_message& m) {
   // A worker of this rank has a ring of its own (no CAS); any other thread
   // shares the rank's multi-producer ring.
   const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
@@ -60,7 +61,19 @@ bool local_transport::push(local_world::inbox& in, am_message& m) {
       home.free_all();  // what earlier messages left behind
       m.return_out_of_line_to(&home);
     }
-    return world_.ring(in, base + 1 + static_cast<std::size_t>(w->index)).try_push_single(m);
+    pair_ring& r = world_.ring(in, base + 1 + static_cast<std::size_t>(w->index));
+    if (!r.try_write_single(m)) {
+      r.publish();  // full: what it holds must become visible to drain
+      return false;
+    }
+    if (!r.listed()) {  // the first unpublished message in this ring
+      r.listed() = true;
+      world_.producer_of(rank_, w->index).unpublished.push_back(&r);
+      w->unpublished_sends = true;
+    } else if (r.unpublished() >= publish_batch) {
+      r.publish();
+    }
+    return true;
   }
   return world_.ring(in, base).try_push(m);
 }
@@ -85,6 +98,21 @@ void local_transport::send(int dest, am_message&& m) {
   in.sched->wake_one();  // an idle worker of the destination polls
 }
 
+void local_transport::attach_publisher(scheduler& s) noexcept {
+  s.publish = &publish_worker;
+  s.publish_ctx = this;
+}
+
+void local_transport::publish_worker(void* self, int index) noexcept {
+  auto& t = *static_cast<local_transport*>(self);
+  auto& rings = t.world_.producer_of(t.rank_, index).unpublished;
+  for (pair_ring* r : rings) {
+    r->publish();
+    r->listed() = false;
+  }
+  rings.clear();
+}
+
 bool local_world::has_news(const inbox& in) noexcept {
   if (in.spilled.load(std::memory_order_acquire) != 0) return true;
   for (auto& slot : in.from)
@@ -94,10 +122,12 @@ bool local_world::has_news(const inbox& in) noexcept {
 
 bool local_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
+  worker* w = current_worker();
+  if (w != nullptr && w->sched == in.sched) publish_sends(*w);  // before we poll (and idle) on others
   if (!local_world::has_news(in)) {
     // Idle: free what came back to this worker since its last large send
     // (a worker that stops sending does not keep its old payloads).
-    if (worker* w = current_worker(); w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
+    if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
     return false;
   }
   if (!in.consuming.try_lock()) return false;
@@ -118,6 +148,7 @@ bool local_transport::progress() {
   }
   --delivering;
   in.consuming.unlock();
+  if (w != nullptr && w->sched == in.sched) publish_sends(*w);  // what the handlers sent
   delivered(n);
   return n != 0;
 }

@@ -10,6 +10,7 @@
 // a large message may finish after a later small one).
 #pragma once
 #include <atomic>
+#include <cstdint>
 #include <memory>
 #include <mutex>
 #include <vector>
@@ -53,7 +54,13 @@ class local_world {
     std::mutex overflow_mutex;
     std::vector<am_message> overflow;
   };
-  pair_ring& ring(inbox& in, std::size_t index);
+  /// The ring of producer `index` towards `in` (created on first use).
+  pair_ring& ring(inbox& in, std::size_t index) {
+    if (pair_ring* r = in.from[index].load(std::memory_order_acquire)) [[likely]]
+      return *r;
+    return make_ring(in, index);
+  }
+  pair_ring& make_ring(inbox& in, std::size_t index);
   /// Something to deliver to `in`? Loads only, so idle pollers cost the
   /// producers nothing (no shared counter bounced per message).
   static bool has_news(const inbox& in) noexcept;
@@ -66,6 +73,16 @@ class local_world {
     am_return_channel channel;
   };
   std::unique_ptr<padded_channel[]> returns_;
+  // By rank * threads + worker: the worker's rings holding messages it has
+  // not published yet (batched publication, am/pair_ring.hpp).
+  struct alignas(64) producer {
+    std::vector<pair_ring*> unpublished;
+  };
+  std::unique_ptr<producer[]> producers_;
+  producer& producer_of(int rank, int worker_index) noexcept {
+    return producers_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
+                      static_cast<std::size_t>(worker_index)];
+  }
   std::vector<std::unique_ptr<inbox>> inboxes_;
   am_return_channel& returns(int rank, int worker_index) noexcept {
     return returns_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
@@ -79,8 +96,15 @@ class local_transport final : public am_transport {
   local_transport(local_world& w, int rank) : world_(w), rank_(rank) {}
   void send(int dest, am_message&& m) override;
   bool progress() override;
+  /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
+  void attach_publisher(scheduler& s) noexcept;
 
  private:
+  /// Rings a worker publishes at once when it has written this many
+  /// messages to one of them (else at its next scheduling point).
+  static constexpr std::uint64_t publish_batch = 16;
+  /// scheduler::publish: publishes worker `index`'s rings (ctx: the transport).
+  static void publish_worker(void* self, int index) noexcept;
   /// One attempt to put `m` into the calling thread's ring towards `in`.
   bool push(local_world::inbox& in, am_message& m);
 

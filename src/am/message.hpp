@@ -17,6 +17,7 @@
 #include <cstring>
 #include <memory>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 #include "weft/detail/serialize.hpp"
@@ -110,9 +111,48 @@ class am_message {
  public:
   using out_of_line = am_out_of_line;
 
+  /// The message as plain bytes, for a ring slot: moving a message in and
+  /// out of a slot through this form writes nothing back into the slot on
+  /// the way out (a move would reset the slot's pointer), so a consumer only
+  /// reads the lines it takes messages from.
+  struct raw {
+    int source;
+    am_handler handler;
+    std::uint8_t header_size, body_size;
+    out_of_line* large;
+    std::byte inline_bytes[am_inline_capacity];
+  };
+  /// Moves the contents out (this message is left empty).
+  void release_to(raw& r) noexcept {
+    r.source = source;
+    r.handler = handler;
+    r.header_size = header_size_;
+    r.body_size = body_size_;
+    r.large = large_.release();
+    copy_inline_words(r.inline_bytes, inline_);
+  }
+  /// Takes over what release_to stored in `r` (`r` is not changed).
+  static am_message adopt(const raw& r) noexcept {
+    am_message m;
+    m.source = r.source;
+    m.handler = r.handler;
+    m.header_size_ = r.header_size;
+    m.body_size_ = r.body_size;
+    m.large_.reset(r.large);
+    copy_inline_words(m.inline_, r.inline_bytes);
+    return m;
+  }
+
   void set_header(const void* h, std::size_t n) noexcept {  // n <= am_header_capacity; before the body
     header_size_ = static_cast<std::uint8_t>(n);
     std::memcpy(inline_, h, n);
+  }
+  /// set_header for a header type (a copy of known size: no library call).
+  template <class H>
+  void set_header(const H& h) noexcept {
+    static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_inline_capacity);
+    header_size_ = sizeof(H);
+    std::memcpy(inline_, &h, sizeof(H));
   }
   std::span<const std::byte> header_bytes() const noexcept { return {inline_, header_size_}; }
 
@@ -120,10 +160,13 @@ class am_message {
   /// copied; either way the writer's buffer stays in `body` for the caller
   /// to reuse. Larger bodies take the buffer along.
   void set_body(serialization::message&& body, serialization::owner&& keep) {
-    if (body.bulk.empty() && !keep && fits_inline(body.bytes.size())) {
+    if (body.bulk.empty() && !keep && fits_inline(body.bytes.size())) [[likely]] {
       set_inline_body(body.bytes.data(), body.bytes.size());
       return;
     }
+    set_large_body(std::move(body), std::move(keep));
+  }
+  [[gnu::noinline]] void set_large_body(serialization::message&& body, serialization::owner&& keep) {
     large_.reset(new out_of_line);
     if (body.bytes.size() <= copied_body_limit)
       // A copy of exact size; the writer's buffer stays with the caller,
@@ -200,13 +243,46 @@ class am_message {
   bool fits_inline(std::size_t n) const noexcept { return header_size_ + n <= am_inline_capacity; }
   void set_inline_body(const std::byte* p, std::size_t n) noexcept {
     body_size_ = static_cast<std::uint8_t>(n);
-    if (n != 0) std::memcpy(inline_ + header_size_, p, n);
+    copy_words(inline_ + header_size_, p, n);
+  }
+  // Copies n <= am_inline_capacity bytes in 8-byte words (the last one
+  // overlapping the one before when n is not a multiple of 8). The writer
+  // just stored these bytes 8 at a time, and a wider load across two of
+  // those stores cannot be forwarded from the store buffer: it waits until
+  // they reach the cache, behind the sender's stores to ring slots whose
+  // lines are still on the receiver's core (memcpy's 16-byte load here was
+  // the hottest instruction of the smp send path; BENCHMARKS.md, tenth session).
+  static void copy_words(std::byte* d, const std::byte* p, std::size_t n) noexcept {
+    if (n >= 8) {
+      std::size_t i = 0;
+      for (; i + 8 < n; i += 8) store_word(d + i, load_word(p + i));
+      store_word(d + n - 8, load_word(p + n - 8));
+    } else {
+      for (std::size_t i = 0; i < n; ++i) d[i] = p[i];
+    }
+  }
+  static std::uint64_t load_word(const std::byte* p) noexcept {
+    std::uint64_t v;
+    std::memcpy(&v, p, 8);
+    return v;
+  }
+  static void store_word(std::byte* d, std::uint64_t v) noexcept { std::memcpy(d, &v, 8); }
+  // The whole inline area, 8 bytes at a time (see copy_words): the empty asm
+  // keeps the compiler from merging the words into 16-byte loads.
+  static void copy_inline_words(std::byte* d, const std::byte* p) noexcept {
+    static_assert(am_inline_capacity % 8 == 0);
+    for (std::size_t i = 0; i < am_inline_capacity; i += 8) {
+      std::uint64_t v = load_word(p + i);
+      asm("" : "+r"(v));
+      store_word(d + i, v);
+    }
   }
 
   std::unique_ptr<out_of_line, am_out_of_line_release> large_;
   std::byte inline_[am_inline_capacity];  // header, then a small body
 };
 static_assert(sizeof(am_message) == 56, "a small message plus the ring's sequence word fills one cache line");
+static_assert(sizeof(am_message::raw) == 56 && std::is_trivially_copyable_v<am_message::raw>);
 
 /// Delivery of a message on its destination rank (called from progress).
 /// Handler tasks it starts are queued without waking idle workers; the

@@ -8,30 +8,35 @@
 // thread never makes the other side sleep in the kernel, which a
 // mutex-protected inbox did under load.
 //
-// A slot is free for ticket `pos` when seq == pos (the consumer sets it
-// when it takes the message of the previous lap). Two ways to produce:
+// The consumer only reads slots. It frees them by advancing `head_` (its own
+// line), which producers read only when the ring looks full to them. A slot
+// line therefore travels once per message, producer to consumer. When the
+// consumer marked each slot free by writing into it, the producer's next
+// lap loaded that line back from the consumer's cache: a miss per message
+// that the sender waited for (the hottest instruction of the smp send path;
+// docs/BENCHMARKS.md, tenth session).
+//
+// Two ways to produce:
 //  - try_push (several producer threads): tickets are claimed with one
-//    CAS on `tail`.
-//  - try_push_single (a ring with one producer thread: a worker's own):
-//    plain loads and stores, no atomic read-modify-write. A locked
-//    instruction per message made the sender wait for its previous store
-//    to the consumer's cache line.
-// Measured on 2 cores (bench_msg_rate, 8 B): a single producer that knew
-// free slots from a cached copy of `head` (no load of the slot at all)
-// raced ahead, filled the ring and left both sides fighting over the same
-// lines: 14M msg/s against 19-20M with the slot check, which paces the
-// producer to the consumer.
+//    CAS on `tail`, each message is published at once.
+//  - try_write_single + publish (a ring with one producer thread: a
+//    worker's own): plain loads and stores, no atomic read-modify-write (a
+//    locked instruction per message made the sender wait for its previous
+//    store to the consumer's cache line). Batched publication: a written
+//    message stays invisible until publish(), which the transport calls
+//    every few messages and at the worker's next scheduling point. An idle
+//    consumer polls the slot the next message goes to; publishing one
+//    message at a time, the producer took that line from it for every
+//    message. A batch is published last slot first, so the consumer sees it
+//    whole when its polled slot turns.
 // The consumer prefetches the slot 8 ahead of the one it takes: with the
 // producer ahead, that line is published already and arrives while the
 // current message is handled (8 measured best among 4, 8, 16).
-// Slots hold raw storage: constructing the message in place does not read
-// the slot's old contents (a move-assignment would, to destroy them).
 #pragma once
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <new>
 
 #include "am/message.hpp"
 
@@ -40,46 +45,56 @@ namespace weft::detail {
 class pair_ring {
  public:
   explicit pair_ring(std::size_t capacity_pow2)
-      : mask_(capacity_pow2 - 1), slots_(std::make_unique<slot[]>(capacity_pow2)) {
-    for (std::size_t i = 0; i < capacity_pow2; ++i) slots_[i].seq.store(i, std::memory_order_relaxed);
-  }
+      : mask_(capacity_pow2 - 1), slots_(std::make_unique<slot[]>(capacity_pow2)) {}
   pair_ring(const pair_ring&) = delete;
   pair_ring& operator=(const pair_ring&) = delete;
   ~pair_ring() {
     // Nothing is normally left (finalize waits for quiescence); messages
     // an aborted run left behind still release what they own.
+    if (single_producer_) publish();
     drain(~std::size_t{0}, [](am_message&&) {});
   }
 
-  /// Moves `m` into the ring; false (and `m` untouched) when the ring is full.
+  /// Moves `m` into the ring and publishes it; false (and `m` untouched)
+  /// when the ring is full.
   bool try_push(am_message& m) noexcept {
     std::uint64_t pos = tail_.load(std::memory_order_relaxed);
-    for (;;) {
-      slot& s = slots_[pos & mask_];
-      const std::uint64_t seq = s.seq.load(std::memory_order_acquire);
-      const auto dif = static_cast<std::int64_t>(seq - pos);
-      if (dif == 0) {
-        if (tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed)) {
-          publish(s, pos, m);
-          return true;
-        }
-      } else if (dif < 0) {
-        return false;  // the slot still holds an unconsumed message: full
-      } else {
-        pos = tail_.load(std::memory_order_relaxed);
-      }
-    }
-  }
-
-  /// try_push for a ring whose only producer is the calling thread (always
-  /// the same one); the two must never be mixed on one ring.
-  bool try_push_single(am_message& m) noexcept {
-    const std::uint64_t pos = tail_.load(std::memory_order_relaxed);
-    if (slots_[pos & mask_].seq.load(std::memory_order_acquire) != pos) return false;  // full
-    publish(slots_[pos & mask_], pos, m);
-    tail_.store(pos + 1, std::memory_order_relaxed);
+    do {
+      if (pos - head_.load(std::memory_order_acquire) > mask_) return false;  // full
+    } while (!tail_.compare_exchange_weak(pos, pos + 1, std::memory_order_relaxed));
+    slot& s = slots_[pos & mask_];
+    m.release_to(s.message);
+    s.seq.store(pos + 1, std::memory_order_release);
     return true;
   }
+
+  /// For a ring whose only producer is the calling thread (always the same
+  /// one; never mixed with try_push on one ring): moves `m` into the ring
+  /// without making it visible yet (publish() does); false (and `m`
+  /// untouched) when the ring is full.
+  bool try_write_single(am_message& m) noexcept {
+    const std::uint64_t pos = tail_.load(std::memory_order_relaxed);
+    if (pos - known_head_ > mask_) {
+      known_head_ = head_.load(std::memory_order_acquire);
+      if (pos - known_head_ > mask_) return false;  // full
+    }
+    m.release_to(slots_[pos & mask_].message);
+    tail_.store(pos + 1, std::memory_order_relaxed);
+    single_producer_ = true;
+    return true;
+  }
+  /// Single producer: messages written but not published yet.
+  std::uint64_t unpublished() const noexcept { return tail_.load(std::memory_order_relaxed) - published_; }
+  /// Single producer: makes every written message visible to the consumer,
+  /// the last one first (the consumer polls the first).
+  void publish() noexcept {
+    const std::uint64_t end = tail_.load(std::memory_order_relaxed);
+    for (std::uint64_t p = end; p != published_; --p) slots_[(p - 1) & mask_].seq.store(p, std::memory_order_release);
+    published_ = end;
+  }
+  /// Single producer: whether the ring is on its producer's list of rings
+  /// to publish (kept by the transport, to list each ring once).
+  bool& listed() noexcept { return listed_; }
 
   /// Consumer only: whether the next message is published (one load).
   bool ready() const noexcept {
@@ -94,14 +109,11 @@ class pair_ring {
     std::size_t n = 0;
     std::uint64_t h = head_.load(std::memory_order_relaxed);
     while (n < max) {
-      slot& s = slots_[h & mask_];
+      const slot& s = slots_[h & mask_];
       if (s.seq.load(std::memory_order_acquire) != h + 1) break;
       __builtin_prefetch(&slots_[(h + 8) & mask_]);
-      am_message* stored = s.message();
-      am_message m = std::move(*stored);
-      std::destroy_at(stored);
-      s.seq.store(h + mask_ + 1, std::memory_order_release);  // free for the next lap
-      head_.store(++h, std::memory_order_relaxed);
+      am_message m = am_message::adopt(s.message);
+      head_.store(++h, std::memory_order_release);  // the slot is free: done reading it
       ++n;
       f(std::move(m));
     }
@@ -109,20 +121,23 @@ class pair_ring {
   }
 
  private:
+  // A slot's seq is pos + 1 once the message of ticket pos is in it; any
+  // other value (an older lap's, or 0) means not yet.
   struct alignas(64) slot {
     std::atomic<std::uint64_t> seq{0};
-    alignas(am_message) std::byte storage[sizeof(am_message)];
-    am_message* message() noexcept { return std::launder(reinterpret_cast<am_message*>(storage)); }
+    am_message::raw message;
   };
-  static void publish(slot& s, std::uint64_t pos, am_message& m) noexcept {
-    ::new (static_cast<void*>(s.storage)) am_message(std::move(m));
-    s.seq.store(pos + 1, std::memory_order_release);
-  }
+  static_assert(sizeof(slot) == 64, "one slot per cache line");
   const std::uint64_t mask_;
   std::unique_ptr<slot[]> slots_;
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // producers
-  // The consumer's position. Atomic only because pollers peek at it (ready())
-  // while another thread of the rank may be the one draining.
+  std::uint64_t known_head_ = 0;                     // single producer: a head_ seen earlier
+  std::uint64_t published_ = 0;                      // single producer: tickets below are visible
+  bool single_producer_ = false;
+  bool listed_ = false;
+  // The consumer's position: slots below it are free. Atomic because
+  // producers read it (when the ring looks full) and pollers peek at it
+  // (ready()) while another thread of the rank may be the one draining.
   alignas(64) std::atomic<std::uint64_t> head_{0};
 };
 

@@ -39,7 +39,19 @@ struct rank_comm {
   // the transport per delivered batch (am_transport::handled).
   std::atomic<std::uint64_t> sent_off_worker{0};
 
-  void send(int dest, am_message&& m);
+  /// Hands `m` to the transport, counted for quiescence (inline: it is on
+  /// every message's path).
+  void send(int dest, am_message&& m) {
+    if (dest < 0 || dest >= nranks) [[unlikely]]
+      no_such_rank(dest);
+    m.source = rank;
+    if (worker* w = current_worker(); w != nullptr && w->sched == sched)
+      w->messages_sent.inc();
+    else
+      sent_off_worker.fetch_add(1, std::memory_order_release);
+    transport->send(dest, std::move(m));
+  }
+  [[noreturn, gnu::cold]] void no_such_rank(int dest) const;
   /// Messages this rank has sent so far (for the quiescence check; read
   /// after the handled counts, so a message counted there is counted here).
   std::uint64_t sent() const noexcept {
@@ -75,12 +87,12 @@ void rma_arrived(rank_comm& c, am_message&& m);
 /// protocol header plus an optional serialized body (whose bulk views point
 /// into what `keep` owns until the transport is done with them).
 template <class H>
-void send_am(rank_comm& c, int dest, am_handler h, const H& header, serialization::message&& body = {},
-             serialization::owner&& keep = {}) {
+[[gnu::always_inline]] inline void send_am(rank_comm& c, int dest, am_handler h, const H& header,
+                                           serialization::message&& body = {}, serialization::owner&& keep = {}) {
   static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
   am_message m;
   m.handler = h;
-  m.set_header(&header, sizeof(H));
+  m.set_header(header);
   m.set_body(std::move(body), std::move(keep));
   c.send(dest, std::move(m));
 }

@@ -76,6 +76,7 @@ void start_smp(process_runtime& rt) {
     rt.comms.push_back(std::make_unique<rank_comm>(r, o.ranks, rt.local[static_cast<std::size_t>(r)].get()));
     rt.transports.push_back(world->make_transport(r));
     world->attach(r, rt.local[static_cast<std::size_t>(r)].get(), &am_dispatch, rt.comms.back().get());
+    static_cast<local_transport&>(*rt.transports.back()).attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
     wire_rank(rt, r);
   }
   rt.backend_state = world;

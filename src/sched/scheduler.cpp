@@ -80,6 +80,7 @@ void resume_fiber(task_base* t) noexcept;
 
 /// Leaves the running fiber for a fresh one that runs the worker loop.
 void switch_to_fresh(worker* w, switch_action& act) noexcept {
+  publish_sends(*w);  // what this task sent, before it gives up the worker
   fiber* self = w->current;
   self->resume.run = &resume_fiber;
   fiber* next = w->pool.take();
@@ -115,7 +116,9 @@ void resume_fiber(task_base* t) noexcept {
       continue;
     }
     item->run(item);
-    current_worker()->finished.inc();
+    worker* done_on = current_worker();  // the task may have moved to another worker
+    publish_sends(*done_on);
+    done_on->finished.inc();
   }
 }
 
@@ -190,14 +193,9 @@ void scheduler::inject(task_base* t) noexcept {
   injectors_.fetch_sub(1, std::memory_order_acq_rel);
 }
 
-void scheduler::wake_one() noexcept {
-  // Pairs with the heavy_fence in idle_wait: either this load sees the
-  // sleeper, or the sleeper's last check sees what the caller published.
-  light_fence();
-  if (sleepers.load(std::memory_order_relaxed) > 0) {
-    epoch_.fetch_add(1, std::memory_order_seq_cst);
-    futex_wake(epoch_, 1);
-  }
+void scheduler::wake_sleeper() noexcept {
+  epoch_.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(epoch_, 1);
 }
 
 void scheduler::wake_all() noexcept {
@@ -458,6 +456,7 @@ void wait_for(event& e, const void* tag) noexcept {
   while (!e.is_set()) {
     if (tag != nullptr && try_run_inline(tag)) continue;
     w = current_worker();
+    publish_sends(*w);  // what we wait for may answer a message sent just now
     if (spin_before_suspend(e, *w)) return;
     fiber_waiter node;
     node.f = w->current;

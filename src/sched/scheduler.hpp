@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sched/cpu_relax.hpp"
+#include "sched/fence.hpp"
 #include "sched/fiber.hpp"
 #include "sched/ws_deque.hpp"
 #include "weft/detail/task.hpp"
@@ -120,6 +121,9 @@ struct worker {
   // Active messages this worker sent for its rank (the comm layer's share of
   // the quiescence count: a plain store per message, no shared atomic).
   owned_counter messages_sent;
+  // Set by the transport while messages this worker sent are not visible
+  // to their destinations yet (cleared by publish_sends).
+  bool unpublished_sends = false;
 };
 
 /// The calling thread's worker, or nullptr. Not inlined: a fiber may move
@@ -148,7 +152,15 @@ class scheduler {
   /// Queues `t` on worker `index`'s inbox (called by a sibling worker).
   void post_to_worker(int index, task_base* t) noexcept { workers_[static_cast<std::size_t>(index)]->inbox.push(t); }
   /// Wakes a sleeping worker if there is one (after new work appeared).
-  void wake_one() noexcept;
+  /// Inline: every spawn and every message calls it, and nobody sleeps in
+  /// the common case (a compiler barrier and one load).
+  void wake_one() noexcept {
+    // Pairs with the heavy_fence in idle_wait: either this load sees the
+    // sleeper, or the sleeper's last check sees what the caller published.
+    light_fence();
+    if (sleepers.load(std::memory_order_relaxed) > 0) [[unlikely]]
+      wake_sleeper();
+  }
   void wake_all() noexcept;
 
   /// No task queued or running on this rank (external threads aside).
@@ -167,6 +179,12 @@ class scheduler {
   /// start().
   std::function<bool()> idle_poll;
 
+  /// Makes visible what worker `index` sent but left unpublished (the smp
+  /// backend publishes in batches): called through publish_sends() before
+  /// the worker switches tasks, waits or goes idle. Set before start().
+  void (*publish)(void* ctx, int index) noexcept = nullptr;
+  void* publish_ctx = nullptr;
+
   int rank() const noexcept { return rank_; }
   int num_workers() const noexcept { return static_cast<int>(workers_.size()); }
   const sched_options& options() const noexcept { return opts_; }
@@ -184,6 +202,7 @@ class scheduler {
   std::atomic<int> sleepers{0};
 
  private:
+  [[gnu::cold]] void wake_sleeper() noexcept;
   void worker_main(worker& w);
   bool has_visible_work() const noexcept;
 
@@ -196,6 +215,15 @@ class scheduler {
   std::atomic<std::uint32_t> epoch_{0};
   std::atomic<bool> stopping_{false};
 };
+
+/// Publishes what `w` sent and left unpublished: at every scheduling point
+/// (a task ends, yields or waits) and when progress returns, so a message
+/// waits at most until its sending task gives up the worker.
+inline void publish_sends(worker& w) noexcept {
+  if (!w.unpublished_sends) return;
+  w.unpublished_sends = false;
+  w.sched->publish(w.sched->publish_ctx, w.index);
+}
 
 /// The rank a non-worker thread acts for (set by the runtime for the main
 /// thread and helper threads); nullptr if none.

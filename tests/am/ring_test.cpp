@@ -55,20 +55,51 @@ TEST(PairRing, SingleProducerKeepsOrderAndReportsFull) {
   pair_ring r(8);
   for (std::uint64_t i = 0; i < 8; ++i) {
     am_message m = small(0, i);
-    ASSERT_TRUE(r.try_push_single(m));
+    ASSERT_TRUE(r.try_write_single(m));
   }
+  r.publish();
   am_message extra = small(0, 99);
-  EXPECT_FALSE(r.try_push_single(extra));
+  EXPECT_FALSE(r.try_write_single(extra));
   EXPECT_EQ(fields(extra).second, 99u);  // left untouched when full
   std::vector<std::uint64_t> got;
   EXPECT_EQ(r.drain(3, [&](am_message&& m) { got.push_back(fields(m).second); }), 3u);
   for (std::uint64_t i = 8; i < 11; ++i) {
     am_message m = small(0, i);
-    ASSERT_TRUE(r.try_push_single(m));  // the freed slots, next lap
+    ASSERT_TRUE(r.try_write_single(m));  // the freed slots, next lap
   }
+  r.publish();
   EXPECT_TRUE(r.ready());
   EXPECT_EQ(r.drain(100, [&](am_message&& m) { got.push_back(fields(m).second); }), 8u);
   EXPECT_FALSE(r.ready());
+  ASSERT_EQ(got.size(), 11u);
+  for (std::uint64_t i = 0; i < 11; ++i) EXPECT_EQ(got[i], i);
+}
+
+TEST(PairRing, WrittenMessagesStayInvisibleUntilPublished) {
+  pair_ring r(8);
+  std::vector<std::uint64_t> got;
+  auto take = [&](am_message&& m) { got.push_back(fields(m).second); };
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    am_message m = small(0, i);
+    ASSERT_TRUE(r.try_write_single(m));
+  }
+  EXPECT_EQ(r.unpublished(), 3u);
+  EXPECT_FALSE(r.ready());
+  EXPECT_EQ(r.drain(100, take), 0u);
+  r.publish();
+  EXPECT_EQ(r.unpublished(), 0u);
+  EXPECT_TRUE(r.ready());
+  EXPECT_EQ(r.drain(100, take), 3u);
+  // Published in the middle of a lap, then the rest of it and past its end.
+  for (std::uint64_t i = 3; i < 11; ++i) {
+    am_message m = small(0, i);
+    ASSERT_TRUE(r.try_write_single(m));
+    if (i == 5) r.publish();
+  }
+  EXPECT_EQ(r.unpublished(), 5u);
+  EXPECT_EQ(r.drain(100, take), 3u);  // 3, 4, 5 only
+  r.publish();
+  EXPECT_EQ(r.drain(100, take), 5u);
   ASSERT_EQ(got.size(), 11u);
   for (std::uint64_t i = 0; i < 11; ++i) EXPECT_EQ(got[i], i);
 }
@@ -79,8 +110,13 @@ TEST(PairRing, SingleProducerThreadAgainstConsumer) {
   std::thread producer([&] {
     for (std::uint64_t i = 0; i < n; ++i) {
       am_message m = small(0, i);
-      while (!r.try_push_single(m)) std::this_thread::yield();
+      while (!r.try_write_single(m)) {
+        r.publish();
+        std::this_thread::yield();
+      }
+      if (i % 7 == 0) r.publish();  // batches of varying size
     }
+    r.publish();
   });
   std::uint64_t next = 0;
   while (next < n)
@@ -90,6 +126,27 @@ TEST(PairRing, SingleProducerThreadAgainstConsumer) {
     });
   producer.join();
   EXPECT_FALSE(r.ready());
+}
+
+TEST(PairRing, SharedRingReportsFullUntilTheConsumerFreesSlots) {
+  pair_ring r(8);
+  for (std::uint64_t i = 0; i < 8; ++i) {
+    am_message m = small(1, i);
+    ASSERT_TRUE(r.try_push(m));  // published at once: no publish() needed
+  }
+  am_message extra = small(1, 99);
+  EXPECT_FALSE(r.try_push(extra));
+  EXPECT_EQ(fields(extra).second, 99u);
+  std::vector<std::uint64_t> got;
+  EXPECT_EQ(r.drain(2, [&](am_message&& m) { got.push_back(fields(m).second); }), 2u);
+  for (std::uint64_t i = 8; i < 10; ++i) {
+    am_message m = small(1, i);
+    ASSERT_TRUE(r.try_push(m));
+  }
+  EXPECT_FALSE(r.try_push(extra));
+  EXPECT_EQ(r.drain(100, [&](am_message&& m) { got.push_back(fields(m).second); }), 8u);
+  ASSERT_EQ(got.size(), 10u);
+  for (std::uint64_t i = 0; i < 10; ++i) EXPECT_EQ(got[i], i);
 }
 
 TEST(PairRing, ManyProducersEachInOrder) {
@@ -122,7 +179,8 @@ TEST(PairRing, DestroyingReleasesUndeliveredMessages) {
     pair_ring r(16);
     for (int i = 0; i < 5; ++i) {
       am_message m = with_payload(4096);
-      ASSERT_TRUE(r.try_push_single(m));
+      ASSERT_TRUE(r.try_write_single(m));
+      if (i == 2) r.publish();  // some published, some not: all released
     }
     EXPECT_EQ(alive.load(), 5);
   }

@@ -401,11 +401,11 @@ class writer {
 
   writer() = default;
   explicit writer(writer_options opt) : opt_(opt) {}
-  /// Reuses `buffer`'s capacity (its contents are discarded).
+  /// Reuses `buffer` (its contents are discarded; its size becomes room for
+  /// the fields to come, so a buffer handed back after a call of the same
+  /// shape is written without growing or zeroing it again).
   explicit writer(std::vector<std::byte>&& buffer, writer_options opt = {})
-      : bytes_(std::move(buffer)), opt_(opt) {
-    bytes_.clear();
-  }
+      : bytes_(std::move(buffer)), opt_(opt) {}
   writer(const writer& o) : bytes_(o.bytes()), bulk_(o.bulk_), opt_(o.opt_), end_(o.end_) {}
   writer(writer&& o) noexcept
       : bytes_(std::move(o.bytes_)), bulk_(std::move(o.bulk_)), opt_(o.opt_), end_(std::exchange(o.end_, 0)) {
