@@ -122,8 +122,9 @@ bool local_world::has_news(const inbox& in) noexcept {
 
 bool local_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
+  // A worker arrives here from a scheduling point, which published its
+  // sends already; what handlers send below is published at the end.
   worker* w = current_worker();
-  if (w != nullptr && w->sched == in.sched) publish_sends(*w);  // before we poll (and idle) on others
   if (!local_world::has_news(in)) {
     // Idle: free what came back to this worker since its last large send
     // (a worker that stops sending does not keep its old payloads).

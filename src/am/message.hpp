@@ -129,7 +129,7 @@ class am_message {
     r.header_size = header_size_;
     r.body_size = body_size_;
     r.large = large_.release();
-    copy_inline_words(r.inline_bytes, inline_);
+    std::memcpy(r.inline_bytes, inline_, sizeof inline_);
   }
   /// Takes over what release_to stored in `r` (`r` is not changed).
   static am_message adopt(const raw& r) noexcept {
@@ -139,20 +139,13 @@ class am_message {
     m.header_size_ = r.header_size;
     m.body_size_ = r.body_size;
     m.large_.reset(r.large);
-    copy_inline_words(m.inline_, r.inline_bytes);
+    std::memcpy(m.inline_, r.inline_bytes, sizeof m.inline_);
     return m;
   }
 
   void set_header(const void* h, std::size_t n) noexcept {  // n <= am_header_capacity; before the body
     header_size_ = static_cast<std::uint8_t>(n);
     std::memcpy(inline_, h, n);
-  }
-  /// set_header for a header type (a copy of known size: no library call).
-  template <class H>
-  void set_header(const H& h) noexcept {
-    static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_inline_capacity);
-    header_size_ = sizeof(H);
-    std::memcpy(inline_, &h, sizeof(H));
   }
   std::span<const std::byte> header_bytes() const noexcept { return {inline_, header_size_}; }
 
@@ -267,16 +260,6 @@ class am_message {
     return v;
   }
   static void store_word(std::byte* d, std::uint64_t v) noexcept { std::memcpy(d, &v, 8); }
-  // The whole inline area, 8 bytes at a time (see copy_words): the empty asm
-  // keeps the compiler from merging the words into 16-byte loads.
-  static void copy_inline_words(std::byte* d, const std::byte* p) noexcept {
-    static_assert(am_inline_capacity % 8 == 0);
-    for (std::size_t i = 0; i < am_inline_capacity; i += 8) {
-      std::uint64_t v = load_word(p + i);
-      asm("" : "+r"(v));
-      store_word(d + i, v);
-    }
-  }
 
   std::unique_ptr<out_of_line, am_out_of_line_release> large_;
   std::byte inline_[am_inline_capacity];  // header, then a small body

@@ -103,6 +103,12 @@ int env_int(const char* name, int fallback) {
   return v ? std::atoi(v) : fallback;
 }
 
+/// Keeps an eager send buffer for the next batch, up to a bound (a burst
+/// does not pin its peak number of buffers).
+void recycle(std::vector<wire_buffer>& spare, wire_buffer&& buffer) {
+  if (spare.size() < 64) spare.push_back(std::move(buffer));
+}
+
 }  // namespace
 
 /// One received eager MPI message. Small messages are copied out of it
@@ -442,7 +448,7 @@ bool mpi_transport::progress_locked() {
     }
     for (auto& b : p.building) {
       if (!b.buffer.empty()) start_send(std::move(b));
-      else if (p.spare.size() < 64) p.spare.push_back(std::move(b.buffer));  // closed by append_frame
+      else recycle(p.spare, std::move(b.buffer));  // closed by append_frame
     }
     p.building.clear();
     p.draining.clear();
@@ -455,7 +461,7 @@ bool mpi_transport::progress_locked() {
     if (done && !s.bulk.empty())
       MPI_Testall(static_cast<int>(s.bulk.size()), s.bulk.data(), &done, MPI_STATUSES_IGNORE);
     if (!done) break;
-    if (p.spare.size() < 64) p.spare.push_back(std::move(s.buffer));
+    recycle(p.spare, std::move(s.buffer));
     p.sends.pop_front();
     did = true;
   }

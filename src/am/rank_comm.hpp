@@ -92,7 +92,7 @@ template <class H>
   static_assert(std::is_trivially_copyable_v<H> && sizeof(H) <= am_header_capacity);
   am_message m;
   m.handler = h;
-  m.set_header(header);
+  m.set_header(&header, sizeof(H));
   m.set_body(std::move(body), std::move(keep));
   c.send(dest, std::move(m));
 }
