@@ -30,13 +30,8 @@ template <class F>
 void for_each_input_interval(const task_graph& g, long t, long x, F&& f) {
   if (t <= 0 || t >= g.steps) return;
   long lo = g.offset_at(t - 1), hi = lo + g.width_at(t - 1);
-  interval small[64];
-  std::vector<interval> big;
-  interval* buf = small;
-  if (g.max_intervals() > 64) {
-    big.resize(g.max_intervals());
-    buf = big.data();
-  }
+  interval_buffer room(g.max_intervals());
+  interval* buf = room.data();
   std::size_t n = g.dependencies(g.dependence_set_at(t), x, buf);
   for (std::size_t i = 0; i < n; ++i) {
     long first = std::max(lo, buf[i].first), last = std::min(hi - 1, buf[i].second);

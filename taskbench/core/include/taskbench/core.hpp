@@ -34,6 +34,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
+#include <new>
 #include <optional>
 #include <span>
 #include <stdexcept>
@@ -137,6 +138,28 @@ double random_uniform(std::span<const std::int64_t> words) noexcept;
 
 // An inclusive range of points [first, second].
 using interval = std::pair<long, long>;
+
+// Room for the intervals of one dependencies() call: on the stack, left
+// uninitialised, for up to 64 (a zero-filled `interval[64]` cost ~650
+// instructions per call, more than the walk itself), on the heap beyond.
+class interval_buffer {
+ public:
+  explicit interval_buffer(std::size_t capacity) {
+    if (capacity > on_stack) heap_.resize(capacity);
+  }
+  interval_buffer(const interval_buffer&) = delete;
+  interval_buffer& operator=(const interval_buffer&) = delete;
+  // std::pair<long, long> is an implicit-lifetime type: the byte array
+  // provides its objects, and dependencies() assigns each before use.
+  interval* data() noexcept {
+    return heap_.empty() ? std::launder(reinterpret_cast<interval*>(stack_)) : heap_.data();
+  }
+
+ private:
+  static constexpr std::size_t on_stack = 64;
+  alignas(interval) std::byte stack_[on_stack * sizeof(interval)];
+  std::vector<interval> heap_;
+};
 
 struct kernel_config {
   kernel_type type = kernel_type::empty;
@@ -318,15 +341,8 @@ void run_serial(const app& app);
 
 template <class F>
 void task_graph::for_each_clipped(bool reverse, long dset, long x, long lo, long hi, F& f) const {
-  constexpr std::size_t small = 64;
-  std::size_t cap = max_intervals();
-  interval stack_buf[small];
-  std::vector<interval> heap_buf;
-  interval* buf = stack_buf;
-  if (cap > small) {
-    heap_buf.resize(cap);
-    buf = heap_buf.data();
-  }
+  interval_buffer room(max_intervals());
+  interval* buf = room.data();
   std::size_t n = reverse ? reverse_dependencies(dset, x, buf) : dependencies(dset, x, buf);
   for (std::size_t i = 0; i < n; ++i) {
     long first = buf[i].first < lo ? lo : buf[i].first;
