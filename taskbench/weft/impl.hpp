@@ -1,5 +1,7 @@
 // Task Bench on weft: the implementations behind `taskbench_weft -impl NAME`.
 #pragma once
+#include <cstddef>
+#include <cstring>
 #include <string_view>
 #include <vector>
 
@@ -11,8 +13,36 @@ namespace taskbench_weft {
 /// output it sends to another rank at timestep 1; the run must fail.
 extern bool inject_corruption;
 
-/// Output of one task: `output_bytes_per_task` bytes of (t, x) pairs.
-using buffer = std::vector<char>;
+/// Output of one task: `output_bytes_per_task` bytes of (t, x) pairs. Up
+/// to 48 bytes (Task Bench's default is 16) are held inline: a dataflow
+/// task's output then lives inside its future's state, so no task allocates
+/// for it, and a consumer on another core finds the data on the lines it
+/// reads to see that the future is ready.
+class buffer {
+ public:
+  static constexpr std::size_t inline_bytes = 48;
+  buffer() noexcept = default;
+  explicit buffer(std::size_t n) : size_(n) {
+    if (n > inline_bytes) heap_.resize(n);
+  }
+  buffer(const char* first, const char* last) : buffer(static_cast<std::size_t>(last - first)) {
+    if (size_ != 0) std::memcpy(data(), first, size_);
+  }
+  explicit buffer(std::vector<char>&& bytes) : size_(bytes.size()) {
+    if (size_ > inline_bytes)
+      heap_ = std::move(bytes);
+    else if (size_ != 0)
+      std::memcpy(inline_, bytes.data(), size_);
+  }
+  char* data() noexcept { return size_ > inline_bytes ? heap_.data() : inline_; }
+  const char* data() const noexcept { return size_ > inline_bytes ? heap_.data() : inline_; }
+  std::size_t size() const noexcept { return size_; }
+
+ private:
+  std::size_t size_ = 0;
+  char inline_[inline_bytes];
+  std::vector<char> heap_;
+};
 
 /// Per-point scratch memory of one graph, filled with the magic word.
 struct scratch_set {

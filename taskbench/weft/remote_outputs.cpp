@@ -168,7 +168,7 @@ void mailbox::arrived(std::uint64_t run, long t, long p, std::vector<char>&& dat
   if (where == wire::abandoned()) return;
   auto* box = static_cast<mailbox*>(where);
   if (box == nullptr || box->run_ != run) wire::stray(t, p, run);
-  box->deliver(t, p, std::move(data));
+  box->deliver(t, p, buffer(std::move(data)));
 }
 
 void mailbox::deliver(long t, long p, buffer&& value) {
