@@ -8,7 +8,8 @@
 #   scripts/main.sh --quick    # a coarse sweep (smoke run, well under a minute)
 #
 # Panels: (a) stencil_1d with the compute_bound kernel, (b) the same graph
-# with load_imbalance at imbalance 1.0. Implementations:
+# with load_imbalance at imbalance 1.0; then each implementation's step
+# overhead in (b) at 16 x METG(mpi), from task traces. Implementations:
 #   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline)
 #             (-warmup: an untimed run first, as taskbench_weft always does)
 #   spmd      taskbench_weft -impl spmd, one smp rank per core
@@ -51,6 +52,11 @@ echo
 echo "== METG (b): stencil_1d, width $cores, load_imbalance (imbalance 1.0)"
 sweep out/metg_imbalance "(b) load_imbalance 1.0" -kernel load_imbalance -imbalance 1.0
 echo
+echo "== step overhead, (b) at 16 x METG(mpi): how much longer each timestep took than its longest task"
+tools/metg gaps "${impls[@]}" --baseline mpi --reps "$reps" --at out/metg_imbalance -- \
+  "${graph[@]}" -kernel load_imbalance -imbalance 1.0 | tee out/gaps_imbalance.txt
+echo
 tools/metg plot --panel out/metg_compute --panel out/metg_imbalance \
   --title "Task Bench METG(50%) on $cores cores: weft vs MPI" --out out/metg.png
-echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/ (metg.csv, metg.json, logs/)"
+echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/ (metg.csv, metg.json, logs/),"
+echo "      out/gaps_imbalance.txt"

@@ -14,8 +14,13 @@ without computing anything (it returns at once). Test-only flags:
   -fake-wrong-iter N    report Iterations off by one when -iter is N
   -fake-calls FILE      append "TAG ITER" to FILE on every call
   -fake-tag TAG         the TAG written by -fake-calls (default fake)
+  -fake-gap-us X        with TASKBENCH_TRACE=PREFIX set, write PREFIX.PID as this
+                        project's binaries do: every timestep's tasks start X us
+                        after the step before ended (default 1); the task times
+                        vary with the point, and a warm-up run is recorded first
 """
 
+import os
 import sys
 import time
 
@@ -23,8 +28,8 @@ import time
 def main(argv):
     fake = {"overhead_us": 10.0, "ns_per_flop": 0.1, "cores": 2, "fail_iter": None,
             "garbage_iter": None, "hang_iter": None, "wrong_iter": None, "calls": None,
-            "tag": "fake"}
-    conv = {"overhead_us": float, "ns_per_flop": float, "cores": int, "fail_iter": int,
+            "tag": "fake", "gap_us": 1.0}
+    conv = {"gap_us": float, "overhead_us": float, "ns_per_flop": float, "cores": int, "fail_iter": int,
             "garbage_iter": int, "hang_iter": int, "wrong_iter": int, "calls": str, "tag": str}
     defaults = {"steps": 4, "width": 4, "type": "trivial", "radix": 3, "period": 0,
                 "fraction": 0.25, "kernel": "empty", "iter": 0, "samples": 16,
@@ -108,6 +113,8 @@ def main(argv):
         flops += per_task * n_tasks
         seconds += n_tasks * (fake["overhead_us"] * 1e-6 + per_task * fake["ns_per_flop"] * 1e-9)
     elapsed = seconds / fake["cores"]
+    if os.environ.get("TASKBENCH_TRACE"):
+        write_trace(os.environ["TASKBENCH_TRACE"], graphs, fake["gap_us"])
     print("Total Tasks %d" % tasks)
     print("Total Dependencies %d" % deps)
     print("  Unable to estimate local/nonlocal dependencies")
@@ -119,6 +126,20 @@ def main(argv):
     print("Transfer (estimated):")
     print("  Unable to estimate local/nonlocal transfer")
     return 0
+
+
+def write_trace(prefix, graphs, gap_us):
+    """Two runs (warm-up, then timed) of every graph; in each step, point x
+    runs for 10 + x us, starting gap_us after the step before ended."""
+    now = 10 ** 9
+    with open("%s.%d" % (prefix, os.getpid()), "w") as f:
+        for _run in range(2):
+            for n, g in enumerate(graphs):
+                for t in range(g["steps"]):
+                    start = now + int(gap_us * 1000)
+                    for x in range(g["width"]):
+                        f.write("%d %d %d %d %d\n" % (n, t, x, start, start + (10 + x) * 1000))
+                    now = start + (10 + g["width"] - 1) * 1000
 
 
 if __name__ == "__main__":

@@ -1,23 +1,26 @@
-"""The `metg` command line: sweep, logs, plot."""
+"""The `metg` command line: sweep, gaps, logs, plot."""
 
 from __future__ import annotations
 
 import argparse
 import datetime
 import glob
+import math
 import os
 import shlex
 import sys
+import tempfile
 
 from . import __version__
 from .analysis import (Sample, efficiency_at_multiple, metg, points_from_summary, ratio,
                        ratio_text, summarize)
+from .gaps import read_traces, remove_traces, step_overheads, table as gaps_table
 from .parse import split_runs, describe_graphs, config_signature
 from .results import (CSV_NAME, JSON_NAME, PNG_NAME, CsvWriter, read_csv, read_json,
                       write_json, report_text)
 from .plotting import PlotUnavailable
 from .runner import (Progress, Sweep, build_argv, check_common_args, format_failure,
-                     iter_values, parse_pow2, Schedule)
+                     iter_values, parse_pow2, run_command, Schedule, tail)
 
 EXIT_FAILED_RUNS = 1
 EXIT_USAGE = 2
@@ -47,6 +50,16 @@ def _pow2(text):
         return parse_pow2(text)
     except ValueError as e:
         raise argparse.ArgumentTypeError(str(e))
+
+
+def _iterations(text):
+    try:
+        v = 1 << int(text[2:]) if text.startswith("2^") else int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError("%r is not an integer or 2^K" % text)
+    if v < 0:
+        raise argparse.ArgumentTypeError("must be >= 0, got %s" % text)
+    return v
 
 
 def _positive_int(text):
@@ -161,6 +174,26 @@ def build_parser() -> argparse.ArgumentParser:
                    help="exit 0 even if some runs in the logs have no complete report")
     _add_summary_options(l)
 
+    g = sub.add_parser(
+        "gaps", help="per-step overhead of each implementation, from task traces",
+        usage="metg gaps --impl NAME=COMMAND [--impl ...] (--iter N | --at SWEEP) [options] "
+              "-- TASKBENCH_FLAGS...",
+        description="Runs every implementation --reps times (interleaved) at one -iter with "
+                    "TASKBENCH_TRACE set (this project's Task Bench binaries then record when "
+                    "each task started and ended) and reports the step overhead: how much longer "
+                    "each timestep took than its longest task, i.e. the cost of handing outputs "
+                    "over and starting the next tasks, apart from the kernel's speed.")
+    g.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
+                   help="an implementation: NAME and a shell-style command prefix (repeat)")
+    g.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
+    g.add_argument("--at", metavar="SWEEP",
+                   help="a sweep's output folder or metg.json: run at the baseline's -iter "
+                        "nearest the granularity of its efficiency-at-K x METG column")
+    g.add_argument("--reps", type=_positive_int, default=5, help="repetitions (default 5)")
+    g.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
+    g.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
+                   help="limit per run (default 600)")
+
     p = sub.add_parser(
         "plot", help="re-plot (and re-tabulate) saved results, several panels in one figure",
         usage="metg plot [--panel [LABEL=]PATH ...] [PATH ...] --out FIGURE [options]",
@@ -213,11 +246,9 @@ def _check_baseline(baseline, names):
     return baseline
 
 
-# ---------------------------------------------------------------- sweep
-
-def cmd_sweep(args, common, argv) -> int:
+def _parse_impls(specs) -> dict:
     impls = {}
-    for spec in args.impl:
+    for spec in specs:
         name, command = _named(spec, "--impl")
         if name in impls:
             raise UsageError("--impl %s given twice" % name)
@@ -227,6 +258,13 @@ def cmd_sweep(args, common, argv) -> int:
         except ValueError as e:
             raise UsageError("--impl %s: cannot split the command: %s" % (name, e))
         impls[name] = command
+    return impls
+
+
+# ---------------------------------------------------------------- sweep
+
+def cmd_sweep(args, common, argv) -> int:
+    impls = _parse_impls(args.impl)
     try:
         check_common_args(common)
         iters = iter_values(args.iter_max, args.iter_min)
@@ -294,6 +332,73 @@ def cmd_sweep(args, common, argv) -> int:
     if interrupted:
         return EXIT_INTERRUPTED
     return EXIT_FAILED_RUNS if (sweep.failures or summary.get("error")) else 0
+
+
+# ---------------------------------------------------------------- gaps
+
+def _iter_at(path: str) -> tuple[int, float]:
+    """The baseline's -iter whose granularity is nearest the sweep's
+    K x METG(baseline) granularity, and that granularity."""
+    try:
+        summary = read_json(os.path.join(path, JSON_NAME) if os.path.isdir(path) else path)
+    except (OSError, ValueError) as e:
+        raise UsageError("--at: %s" % e)
+    at = (summary.get("efficiency_at") or {}).get("granularity_us")
+    base = summary.get("baseline")
+    points = summary.get("results", {}).get(base, {}).get("points", [])
+    points = [p for p in points if p.get("granularity_us")]
+    if not at or not points:
+        raise UsageError("--at %s: no K x METG granularity or no points of the baseline %r"
+                         % (path, base))
+    best = min(points, key=lambda p: abs(math.log(p["granularity_us"] / at)))
+    return int(best["iter"]), at
+
+
+def cmd_gaps(args, common, argv) -> int:
+    impls = _parse_impls(args.impl)
+    try:
+        check_common_args(common)
+    except ValueError as e:
+        raise UsageError(str(e))
+    if (args.iter is None) == (args.at is None):
+        raise UsageError("give exactly one of --iter and --at")
+    baseline = _check_baseline(args.baseline, list(impls))
+    if args.at is not None:
+        iters, granularity = _iter_at(args.at)
+        print("metg gaps: -iter %d (granularity nearest %.1f us, from %s)"
+              % (iters, granularity, args.at), file=sys.stderr)
+    else:
+        iters = args.iter
+    results = {name: [] for name in impls}
+    failed = 0
+    with tempfile.TemporaryDirectory(prefix="metg-gaps-") as tmp:
+        prefix = os.path.join(tmp, "trace")
+        for rep in range(1, args.reps + 1):
+            for name, command in impls.items():
+                argv_ = build_argv(command, common, iters)
+                remove_traces(prefix)
+                os.environ["TASKBENCH_TRACE"] = prefix
+                try:
+                    out = run_command(argv_, args.timeout)
+                finally:
+                    del os.environ["TASKBENCH_TRACE"]
+                stats = step_overheads(read_traces(prefix)) if out.returncode == 0 else None
+                if stats is None:
+                    failed += 1
+                    why = out.error or ("exit %s" % out.returncode if out.returncode != 0 else
+                                        "no trace written (not one of this project's binaries?)")
+                    print("rep %d %s FAILED: %s\n  %s" % (rep, name, why, shlex.join(argv_)),
+                          file=sys.stderr)
+                    if out.stderr.strip():
+                        print(tail(out.stderr), file=sys.stderr)
+                    continue
+                results[name].append(stats)
+                print("rep %d %-10s step overhead median %.3f us over %d steps"
+                      % (rep, name, stats.median_us, stats.steps), file=sys.stderr)
+    print("step overhead at -iter %d (%d reps; us; how much longer each timestep took than its "
+          "longest task):" % (iters, args.reps))
+    print(gaps_table(results, baseline))
+    return EXIT_FAILED_RUNS if failed else 0
 
 
 # ---------------------------------------------------------------- logs
@@ -491,8 +596,10 @@ def main(argv=None) -> int:
     try:
         if args.command == "sweep":
             return cmd_sweep(args, common, argv)
+        if args.command == "gaps":
+            return cmd_gaps(args, common, argv)
         if common:
-            raise UsageError("'--' and Task Bench flags are only for 'metg sweep'")
+            raise UsageError("'--' and Task Bench flags are only for 'metg sweep' and 'metg gaps'")
         if args.command == "logs":
             return cmd_logs(args, argv)
         return cmd_plot(args)

@@ -82,6 +82,7 @@ void check_input(const task_graph& g, long t, long x, std::size_t idx, long prod
 template <class Input>
 void execute(const task_graph& g, long t, long x, char* output, std::size_t output_bytes,
              std::size_t n_inputs, Input&& input, char* scratch, std::size_t scratch_bytes) {
+  const long long trace_start = detail::trace_on ? detail::trace_clock() : 0;
   if (!g.is_active(t, x))
     fail(detail::format("error: Task Bench was asked to run task (graph %ld timestep %ld point %ld), "
                         "which is not in the graph (%ld timesteps; points %ld..%ld active)",
@@ -122,6 +123,7 @@ void execute(const task_graph& g, long t, long x, char* output, std::size_t outp
   const std::size_t pairs = output_bytes / 16;
   for (std::size_t i = 0; i < pairs; ++i) std::memcpy(output + 16 * i, pair, 16);
   if (output_bytes > pairs * 16) std::memset(output + pairs * 16, 0, output_bytes - pairs * 16);
+  if (detail::trace_on) detail::trace_task(g.graph_index, t, x, trace_start);
 }
 
 }  // namespace

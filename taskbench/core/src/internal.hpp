@@ -25,6 +25,13 @@ bool have_blas() noexcept;
 // Runs the kernel of task (t, x) (no validation).
 void run_kernel(const task_graph& g, long t, long x, char* scratch, std::size_t scratch_bytes);
 
+// TASKBENCH_TRACE (trace.cpp): whether tasks are being traced; the clock
+// they are traced with; record task (t, x) of `graph`, started at `start`
+// and ending now.
+extern bool trace_on;
+long long trace_clock() noexcept;
+void trace_task(long graph, long t, long x, long long start) noexcept;
+
 // f(first, last) for each non-empty clipped input interval of task (t, x).
 template <class F>
 void for_each_input_interval(const task_graph& g, long t, long x, F&& f) {

@@ -1,0 +1,93 @@
+"""metg gaps: step overhead from task traces (fake_taskbench writes them)."""
+
+import json
+import os
+import shlex
+import subprocess
+import sys
+
+from weft_metg.gaps import read_traces, step_overheads
+
+TESTS = os.path.dirname(os.path.abspath(__file__))
+METG = os.path.join(os.path.dirname(TESTS), "metg")
+FAKE = "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.join(TESTS, "fake_taskbench.py")))
+COMMON = ["--", "-type", "stencil_1d", "-steps", "50", "-width", "3", "-kernel", "compute_bound"]
+
+
+def metg(*args):
+    return subprocess.run([sys.executable, METG] + list(args), capture_output=True, text=True,
+                          timeout=60, cwd="/")
+
+
+def test_overhead_is_step_time_minus_longest_task(tmp_path):
+    # Step 0: tasks end at 10 and 12; step 1 starts 3 after, longest task 5
+    # (ends 20); step 2 starts 1 after, tasks of 2 and 4 (ends 25). In ns.
+    rows = [(0, 0, 0, 0, 10), (0, 0, 1, 0, 12),
+            (0, 1, 0, 15, 20), (0, 1, 1, 16, 19),
+            (0, 2, 0, 21, 23), (0, 2, 1, 21, 25)]
+    s = step_overheads([(g, t, x, a * 1000, b * 1000) for g, t, x, a, b in rows], skip_fraction=0)
+    assert s.steps == 2
+    assert [round(v, 6) for v in (s.median_us, s.mean_us)] == [2.0, 2.0]   # (20-12-5), (25-20-4)
+    assert s.longest_task_us == 4.5
+
+
+def test_last_record_of_a_task_is_the_timed_run(tmp_path):
+    prefix = str(tmp_path / "tr")
+    with open(prefix + ".1", "w") as f:
+        f.write("# a comment\n0 0 0 0 100\n0 1 0 100 200\n")        # warm-up
+        f.write("0 0 0 1000 2000\n0 1 0 5000 6000\n")              # timed
+    with open(prefix + ".2", "w") as f:
+        f.write("0 0 1 1000 3000\n0 1 1 5000 5500\n")               # another rank
+    recs = sorted(read_traces(prefix))
+    assert recs == [(0, 0, 0, 1000, 2000), (0, 0, 1, 1000, 3000),
+                    (0, 1, 0, 5000, 6000), (0, 1, 1, 5000, 5500)]
+    assert step_overheads(recs, skip_fraction=0).median_us == 2.0     # 6000 - 3000 - 1000
+
+
+def test_graphs_are_measured_apart():
+    recs = [(0, 0, 0, 0, 1000), (0, 1, 0, 1500, 2500),
+            (1, 0, 0, 9000, 9500), (1, 1, 0, 10500, 11000)]
+    s = step_overheads(recs, skip_fraction=0)
+    assert s.steps == 2 and sorted([s.median_us]) == [0.75]   # 0.5 and 1.0
+
+
+def test_no_consecutive_steps_gives_none():
+    assert step_overheads([(0, 3, 0, 0, 10)], skip_fraction=0) is None
+
+
+def test_cli_reports_each_implementation_and_the_ratio():
+    r = metg("gaps", "--impl", "mpi=%s -fake-gap-us 2" % FAKE, "--impl", "weft=%s -fake-gap-us 0.5" % FAKE,
+             "--baseline", "mpi", "--iter", "2^4", "--reps", "2", *COMMON)
+    assert r.returncode == 0, r.stderr
+    lines = {ln.split()[0]: ln for ln in r.stdout.splitlines() if ln[:4] in ("mpi ", "weft")}
+    assert "2.000 [2.000-2.000]" in lines["mpi"] and lines["mpi"].endswith("1.00x")
+    assert "0.500 [0.500-0.500]" in lines["weft"] and lines["weft"].endswith("0.25x")
+    assert "12.00 us" in lines["weft"]      # longest task: 10 + (width - 1)
+    assert "-iter 16" in r.stdout
+
+
+def test_cli_fails_a_binary_that_writes_no_trace():
+    r = metg("gaps", "--impl", "quiet=%s -c pass" % shlex.quote(sys.executable), "--iter", "1",
+             "--reps", "1", *COMMON)
+    assert r.returncode == 1
+    assert "no trace written" in r.stderr
+    assert "quiet" in r.stdout and "no trace" in r.stdout
+
+
+def test_cli_at_picks_the_baselines_iter_nearest_the_sweeps_granularity(tmp_path):
+    summary = {"baseline": "mpi", "impls": ["mpi"], "efficiency_at": {"granularity_us": 20.0},
+               "results": {"mpi": {"points": [{"iter": 1024, "granularity_us": 10.0},
+                                              {"iter": 2048, "granularity_us": 21.0},
+                                              {"iter": 4096, "granularity_us": 42.0}]}}}
+    (tmp_path / "metg.json").write_text(json.dumps(summary))
+    calls = tmp_path / "calls.txt"
+    r = metg("gaps", "--impl", "mpi=%s -fake-calls %s" % (FAKE, shlex.quote(str(calls))),
+             "--at", str(tmp_path), "--reps", "1", *COMMON)
+    assert r.returncode == 0, r.stderr
+    assert calls.read_text().split() == ["fake", "2048"]
+
+
+def test_cli_wants_exactly_one_of_iter_and_at(tmp_path):
+    for extra in ([], ["--iter", "4", "--at", str(tmp_path)]):
+        r = metg("gaps", "--impl", "a=%s" % FAKE, *extra, *COMMON)
+        assert r.returncode == 2 and "exactly one of --iter and --at" in r.stderr

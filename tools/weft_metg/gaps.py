@@ -1,0 +1,111 @@
+"""Per-step overhead from task traces (`metg gaps`).
+
+A Task Bench binary of this project run with TASKBENCH_TRACE=PREFIX writes
+PREFIX.PID per process: one line "graph timestep point start_ns end_ns" per
+task. For each timestep t the *step overhead* is how much longer the step
+took than its longest task:
+
+    (last end at t) - (last end at t-1) - (longest task at t)
+
+It is the time spent handing outputs over and starting the next tasks (and,
+under load imbalance, nothing of the waiting for the slowest task, which is
+part of "longest task"). Unlike efficiency it does not move with the kernel's
+speed, which drifts between runs on a shared machine by more than the
+overheads being compared.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import statistics
+from dataclasses import dataclass
+
+
+@dataclass
+class StepStats:
+    steps: int               # timesteps measured
+    median_us: float         # step overhead, median over the steps
+    mean_us: float
+    p90_us: float
+    longest_task_us: float   # mean over the steps of the longest task
+
+
+def read_traces(prefix: str) -> list[tuple[int, int, int, int, int]]:
+    """The task records of the files PREFIX.* (one per process). A binary
+    that runs the graphs more than once (a warm-up run first) records a
+    task once per run, in the order the tasks ended: its last record is
+    the timed run's."""
+    records = []
+    for path in sorted(glob.glob(glob.escape(prefix) + ".*")):
+        last = {}
+        with open(path) as f:
+            for line in f:
+                if line.startswith("#") or not line.strip():
+                    continue
+                g, t, x, start, end = (int(v) for v in line.split())
+                last[(g, t, x)] = (g, t, x, start, end)
+        records += last.values()
+    return records
+
+
+def step_overheads(records, skip_fraction: float = 0.1) -> StepStats | None:
+    """Step overhead statistics over every graph's timesteps, leaving out the
+    first `skip_fraction` of each graph's steps (warm-up). None when fewer
+    than two consecutive timesteps were traced."""
+    steps: dict[tuple[int, int], list[tuple[int, int]]] = {}
+    for g, t, _x, start, end in records:
+        steps.setdefault((g, t), []).append((start, end))
+    by_graph: dict[int, list[int]] = {}
+    for g, t in steps:
+        by_graph.setdefault(g, []).append(t)
+    over, longest = [], []
+    for g, ts in by_graph.items():
+        ts.sort()
+        for t in ts[int(len(ts) * skip_fraction):]:
+            if t == 0 or (g, t - 1) not in steps:
+                continue
+            before = max(e for _s, e in steps[(g, t - 1)])
+            now = steps[(g, t)]
+            task = max(e - s for s, e in now)
+            over.append((max(e for _s, e in now) - before - task) / 1000.0)
+            longest.append(task / 1000.0)
+    if not over:
+        return None
+    ordered = sorted(over)
+    return StepStats(steps=len(over), median_us=statistics.median(over),
+                     mean_us=statistics.fmean(over),
+                     p90_us=ordered[min(len(ordered) - 1, int(0.9 * len(ordered)))],
+                     longest_task_us=statistics.fmean(longest))
+
+
+def remove_traces(prefix: str) -> None:
+    for path in glob.glob(glob.escape(prefix) + ".*"):
+        os.remove(path)
+
+
+def table(results: dict[str, list[StepStats]], baseline: str | None) -> str:
+    """The gaps table: per implementation, the median over repetitions of
+    each statistic, with min-max of the median step overhead."""
+    def med(values):
+        return statistics.median(values)
+
+    base = med([s.median_us for s in results[baseline]]) if results.get(baseline) else None
+    head = "%-12s %-24s %9s %9s %14s" % ("impl", "step overhead us (med)", "mean", "p90",
+                                         "longest task")
+    if base is not None:
+        head += "  vs %s" % baseline
+    lines = [head]
+    for name, runs in results.items():
+        if not runs:
+            lines.append("%-12s %s" % (name, "no trace (did every run fail?)"))
+            continue
+        m = [s.median_us for s in runs]
+        cell = "%.3f [%.3f-%.3f]" % (med(m), min(m), max(m))
+        line = "%-12s %-24s %9.3f %9.3f %11.2f us" % (
+            name, cell, med([s.mean_us for s in runs]), med([s.p90_us for s in runs]),
+            med([s.longest_task_us for s in runs]))
+        if base is not None:
+            line += "  %.2fx" % (med(m) / base if base > 0 else float("nan"))
+        lines.append(line)
+    return "\n".join(lines)
