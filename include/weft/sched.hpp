@@ -503,9 +503,9 @@ class dataflow_task final : public state<R>, public task_base {
   static constexpr std::size_t inline_nodes = 4;
   void arrive(bool from_notify) noexcept {
     if (remaining_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
-    if (thread_ >= 0)
-      spawn_on_thread(home_, thread_, this);
-    else if (from_notify)
+    if (thread_ >= 0) {
+      if (!from_notify || !hold_own_placed(home_, thread_, this)) spawn_on_thread(home_, thread_, this);
+    } else if (from_notify)
       spawn_to(home_, this);
     else
       spawn(this);
@@ -513,7 +513,9 @@ class dataflow_task final : public state<R>, public task_base {
   static void run_it(task_base* t) noexcept {
     auto* self = static_cast<dataflow_task*>(t);
     auto call = [self]() -> decltype(auto) { return std::invoke(self->fn_, self->in_); };
+    begin_holding_own_placed();
     fulfil<R>(*self, call);
+    release_own_placed();
     // Dropping the inputs touches lines their producers' cores wrote:
     // done when this worker is idle, not before its next task.
     self->task_base::run = &clean_up;

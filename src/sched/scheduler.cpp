@@ -344,6 +344,45 @@ bool defer_cleanup(task_base* t) noexcept {
   return true;
 }
 
+void begin_holding_own_placed() noexcept {
+  if (worker* w = current_worker()) w->holding_placed = true;
+}
+
+bool hold_own_placed(void* target, int index, task_base* t) noexcept {
+  worker* w = current_worker();
+  if (w == nullptr || !w->holding_placed || target != w->sched) return false;
+  const int n = w->sched->num_workers();
+  if (((index % n) + n) % n != w->index) return false;
+  t->next = w->held_placed;
+  w->held_placed = t;
+  return true;
+}
+
+void release_own_placed() noexcept {
+  worker* w = current_worker();
+  if (w == nullptr) return;
+  w->holding_placed = false;
+  task_base* t = w->held_placed;
+  if (t == nullptr) return;
+  w->held_placed = nullptr;
+  // Oldest first, as they would have been queued.
+  task_base* oldest_first = nullptr;
+  while (t != nullptr) {
+    task_base* next = t->next;
+    t->next = oldest_first;
+    oldest_first = t;
+    t = next;
+  }
+  while (oldest_first != nullptr) {
+    task_base* next = oldest_first->next;
+    oldest_first->next = nullptr;
+    w->deque.push(oldest_first);
+    w->spawned.inc();
+    oldest_first = next;
+  }
+  w->sched->wake_one();
+}
+
 void* current_scheduler() noexcept {
   if (worker* w = current_worker()) return w->sched;
   return home_scheduler();

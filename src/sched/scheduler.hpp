@@ -111,6 +111,10 @@ struct worker {
   // first, linked through task_base::next: run when nothing else is local.
   task_base* deferred = nullptr;
   int n_deferred = 0;
+  // Nodes placed here, held while a dataflow task publishes its result
+  // (hold_own_placed), newest first.
+  bool holding_placed = false;
+  task_base* held_placed = nullptr;
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
   std::thread thread;

@@ -35,6 +35,16 @@ void spawn_to(void* sched, task_base* t) noexcept;
 /// idle siblings may still take it. From any other thread: spawn_to.
 void spawn_on_thread(void* sched, int index, task_base* t) noexcept;
 
+/// Around a dataflow task publishing its result: nodes that this makes
+/// ready and that are placed on the calling worker itself are held back
+/// (hold_own_placed returns true) until release_own_placed queues them, so
+/// the nodes placed on sibling workers are queued first. Otherwise an idle
+/// sibling polling for work could find this worker's next node before its
+/// own and take it, and both would then run the other's point.
+void begin_holding_own_placed() noexcept;
+bool hold_own_placed(void* sched, int index, task_base* t) noexcept;
+void release_own_placed() noexcept;
+
 /// For a task finishing on a worker: run `t` (the task's own object, its
 /// `run` now pointing at its cleanup) once the calling worker finds nothing
 /// else to do, so the cleanup (dropping references other cores wrote) is not
