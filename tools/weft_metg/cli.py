@@ -377,11 +377,15 @@ def cmd_gaps(args, common, argv) -> int:
             for name, command in impls.items():
                 argv_ = build_argv(command, common, iters)
                 remove_traces(prefix)
+                saved = os.environ.get("TASKBENCH_TRACE")
                 os.environ["TASKBENCH_TRACE"] = prefix
                 try:
                     out = run_command(argv_, args.timeout)
                 finally:
-                    del os.environ["TASKBENCH_TRACE"]
+                    if saved is None:
+                        del os.environ["TASKBENCH_TRACE"]
+                    else:
+                        os.environ["TASKBENCH_TRACE"] = saved
                 stats = step_overheads(read_traces(prefix)) if out.returncode == 0 else None
                 if stats is None:
                     failed += 1
