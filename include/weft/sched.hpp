@@ -513,9 +513,9 @@ class dataflow_task final : public state<R>, public task_base {
   static void run_it(task_base* t) noexcept {
     auto* self = static_cast<dataflow_task*>(t);
     auto call = [self]() -> decltype(auto) { return std::invoke(self->fn_, self->in_); };
-    begin_holding_own_placed();
+    void* holder = begin_holding_own_placed();
     fulfil<R>(*self, call);
-    release_own_placed();
+    release_own_placed(holder);
     // Dropping the inputs touches lines their producers' cores wrote:
     // done when this worker is idle, not before its next task.
     self->task_base::run = &clean_up;

@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
+#include <utility>
 
 #include "sched/topology.hpp"
 #include "weft/detail/future_state.hpp"
@@ -344,38 +345,42 @@ bool defer_cleanup(task_base* t) noexcept {
   return true;
 }
 
-void begin_holding_own_placed() noexcept {
-  if (worker* w = current_worker()) w->holding_placed = true;
+namespace {
+/// The worker an on_thread index asks for (modulo the rank's worker count).
+int placed_worker(int index, int workers) noexcept { return ((index % workers) + workers) % workers; }
+}  // namespace
+
+void* begin_holding_own_placed() noexcept {
+  worker* w = current_worker();
+  if (w != nullptr) w->holding_placed = true;
+  return w;
 }
 
 bool hold_own_placed(void* target, int index, task_base* t) noexcept {
   worker* w = current_worker();
-  if (w == nullptr || !w->holding_placed || target != w->sched) return false;
-  const int n = w->sched->num_workers();
-  if (((index % n) + n) % n != w->index) return false;
+  if (w == nullptr || !w->holding_placed || target != w->sched ||
+      placed_worker(index, w->sched->num_workers()) != w->index)
+    return false;
   t->next = w->held_placed;
   w->held_placed = t;
   return true;
 }
 
-void release_own_placed() noexcept {
-  worker* w = current_worker();
+void release_own_placed(void* holder) noexcept {
+  auto* w = static_cast<worker*>(holder);
   if (w == nullptr) return;
   w->holding_placed = false;
-  task_base* t = w->held_placed;
-  if (t == nullptr) return;
-  w->held_placed = nullptr;
-  // Oldest first, as they would have been queued.
+  // Queued oldest first, as spawn_on_thread would have (the list is newest first).
   task_base* oldest_first = nullptr;
-  while (t != nullptr) {
+  for (task_base* t = std::exchange(w->held_placed, nullptr); t != nullptr;) {
     task_base* next = t->next;
     t->next = oldest_first;
     oldest_first = t;
     t = next;
   }
+  if (oldest_first == nullptr) return;
   while (oldest_first != nullptr) {
-    task_base* next = oldest_first->next;
-    oldest_first->next = nullptr;
+    task_base* next = std::exchange(oldest_first->next, nullptr);
     w->deque.push(oldest_first);
     w->spawned.inc();
     oldest_first = next;
@@ -407,7 +412,7 @@ void spawn_on_thread(void* target, int index, task_base* t) noexcept {
   }
   scheduler* s = w->sched;
   const int n = s->num_workers();
-  const int k = ((index % n) + n) % n;
+  const int k = placed_worker(index, n);
   if (k == w->index) {
     w->deque.push(t);
   } else {

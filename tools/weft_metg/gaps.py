@@ -1,8 +1,8 @@
 """Per-step overhead from task traces (`metg gaps`).
 
 A Task Bench binary of this project run with TASKBENCH_TRACE=PREFIX writes
-PREFIX.PID per process: one line "graph timestep point start_ns end_ns" per
-task. For each timestep t the *step overhead* is how much longer the step
+PREFIX.PID per process: one line "graph timestep point start_ns end_ns cpu"
+per task (cpu is not used here). For each timestep t the *step overhead* is how much longer the step
 took than its longest task:
 
     (last end at t) - (last end at t-1) - (longest task at t)
@@ -43,7 +43,7 @@ def read_traces(prefix: str) -> list[tuple[int, int, int, int, int]]:
             for line in f:
                 if line.startswith("#") or not line.strip():
                     continue
-                g, t, x, start, end = (int(v) for v in line.split())
+                g, t, x, start, end = (int(v) for v in line.split()[:5])
                 last[(g, t, x)] = (g, t, x, start, end)
         records += last.values()
     return records

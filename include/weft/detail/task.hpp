@@ -41,9 +41,11 @@ void spawn_on_thread(void* sched, int index, task_base* t) noexcept;
 /// the nodes placed on sibling workers are queued first. Otherwise an idle
 /// sibling polling for work could find this worker's next node before its
 /// own and take it, and both would then run the other's point.
-void begin_holding_own_placed() noexcept;
+/// begin_holding_own_placed returns the holder to pass to release_own_placed
+/// (nullptr off the workers: nothing is held then).
+void* begin_holding_own_placed() noexcept;
 bool hold_own_placed(void* sched, int index, task_base* t) noexcept;
-void release_own_placed() noexcept;
+void release_own_placed(void* holder) noexcept;
 
 /// For a task finishing on a worker: run `t` (the task's own object, its
 /// `run` now pointing at its cleanup) once the calling worker finds nothing

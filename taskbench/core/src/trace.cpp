@@ -5,14 +5,16 @@
 // from the kernel's speed (which drifts between runs on a shared machine
 // by more than the overheads being compared).
 //
-// File format, one task per line: "graph timestep point start_ns end_ns",
-// times from CLOCK_MONOTONIC (one clock for all processes of a machine).
+// File format, one task per line: "graph timestep point start_ns end_ns
+// cpu", times from CLOCK_MONOTONIC (one clock for all processes of a
+// machine), cpu the core the task ended on.
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <ctime>
 #include <memory>
 
+#include <sched.h>
 #include <unistd.h>
 
 #include "internal.hpp"
@@ -24,6 +26,7 @@ namespace {
 struct record {
   long graph, t, x;
   long long start, end;
+  int cpu;
 };
 
 class tracer {
@@ -50,7 +53,7 @@ class tracer {
     if (n > kept) std::fprintf(f, "# dropped %ld tasks past the first %ld\n", n - kept, kept);
     for (long i = 0; i < kept; ++i) {
       const record& r = records_[static_cast<std::size_t>(i)];
-      std::fprintf(f, "%ld %ld %ld %lld %lld\n", r.graph, r.t, r.x, r.start, r.end);
+      std::fprintf(f, "%ld %ld %ld %lld %lld %d\n", r.graph, r.t, r.x, r.start, r.end, r.cpu);
     }
     std::fclose(f);
   }
@@ -79,7 +82,7 @@ long long trace_clock() noexcept {
 }
 
 void trace_task(long graph, long t, long x, long long start) noexcept {
-  the_tracer.add({graph, t, x, start, trace_clock()});
+  the_tracer.add({graph, t, x, start, trace_clock(), sched_getcpu()});
 }
 
 }  // namespace taskbench::detail
