@@ -2,11 +2,13 @@
 
 #include <mpi.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
+#include <string>
 #include <utility>
 
 #include <sched.h>
@@ -26,6 +28,9 @@ constexpr int tag_bulk = 2;
 // start that is a multiple of segment_alignment, or nothing (they follow on
 // tag_bulk, in frame order). Aligned segments let a weft::buffer<double>
 // that arrives in the receive block be used where it lies.
+// An eager MPI message is never longer than the receivers' posted receive
+// buffers (recv_size_): a frame whose body alone would not fit sends the
+// body on tag_bulk too, ahead of its segments (wire_body_apart).
 // The prefix is 8 bytes, plus 8 more for a body of 64 KiB or more (rare:
 // bodies that big are arrays, which travel as bulk segments). MPICH/UCX
 // sends a message of up to 88 bytes 0.09 us faster one way than one of 96
@@ -37,7 +42,7 @@ struct wire_prefix {
   std::uint8_t magic;
   std::uint8_t handler;
   std::uint8_t header_len;
-  std::uint8_t flags;      // wire_flattened | wire_long_body
+  std::uint8_t flags;      // wire_flattened | wire_long_body | wire_body_apart
   std::uint16_t n_bulk;
   std::uint16_t body_len;  // when not wire_long_body
 };
@@ -45,6 +50,12 @@ static_assert(sizeof(wire_prefix) == 8);
 constexpr std::uint8_t wire_magic = 0xf7;
 constexpr std::uint8_t wire_flattened = 1;  // the bulk segments follow inline
 constexpr std::uint8_t wire_long_body = 2;  // a std::uint64_t body length follows the prefix
+constexpr std::uint8_t wire_body_apart = 4;  // (with wire_long_body) the body follows on tag_bulk
+constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire_body_apart;
+/// Eager receives kept posted. Each takes a pooled block of recv_size_
+/// bytes; more than this many messages arriving between two progress
+/// passes wait in MPI's unexpected queue until receives are posted again.
+constexpr int posted_receives = 4;
 constexpr std::size_t short_body_max = 0xffff;
 constexpr std::size_t segment_alignment = 16;    // alignof(std::max_align_t)
 
@@ -137,8 +148,27 @@ struct in_flight_send {
   std::vector<am_message> held;   // rendezvous messages: keep their bulk memory alive
 };
 
+/// Eager receives posted ahead of the messages (MPI_ANY_SOURCE, tag_eager):
+/// a message then lands in its buffer as it arrives, and one MPI_Test finds
+/// and completes it. Probing instead (MPI_Improbe + MPI_Mrecv, as before)
+/// takes two MPI calls per message. A plain MPI ping-pong (8 B, interleaved
+/// runs) took 0.21-0.29 us one way that way, 0.19-0.23 us with four posted
+/// receives testing the earliest, and 0.20-0.26 us with MPI_Testsome over
+/// all four (docs/BENCHMARKS.md, twelfth session). MPI matches a message to the earliest posted
+/// receive, so testing only the earliest finds every message, and messages
+/// from one rank are read in the order they were sent.
+struct posted_ring {
+  std::array<MPI_Request, posted_receives> req;
+  std::array<mpi_recv_block*, posted_receives> block{};
+  int head = 0;   // the earliest posted
+  int count = 0;  // posted, from head on
+  posted_ring() { req.fill(MPI_REQUEST_NULL); }
+};
+
 struct mpi_transport::impl {
   MPI_Comm comm = MPI_COMM_NULL;
+  posted_ring posted;
+  bool receiving = false;  // the last pass received a message
   spin_mutex queue_mutex;  // held for a push or a swap
   std::vector<outgoing> queue;  // filled by send(), drained under the progress lock
   std::atomic<std::size_t> queued{0};
@@ -203,6 +233,12 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
   MPI_Comm_free(&node);
+  // Every rank must accept the longest eager message any rank may send;
+  // the limits come from options, which could differ between ranks.
+  unsigned long mine = std::max(eager_limit_, batch_limit_), all = 0;
+  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
+  recv_size_ = all;
+  repost_receives();
 }
 
 mpi_transport::~mpi_transport() {
@@ -212,6 +248,13 @@ mpi_transport::~mpi_transport() {
     MPI_Wait(&s.eager, MPI_STATUS_IGNORE);
     MPI_Waitall(static_cast<int>(s.bulk.size()), s.bulk.data(), MPI_STATUSES_IGNORE);
     p_->sends.pop_front();
+  }
+  posted_ring& r = p_->posted;
+  for (int i = 0; i < r.count; ++i) {  // quiescence: nothing more is coming
+    const auto k = static_cast<std::size_t>((r.head + i) % posted_receives);
+    MPI_Cancel(&r.req[k]);
+    MPI_Wait(&r.req[k], MPI_STATUS_IGNORE);
+    mpi_recv_block::release(r.block[k]);
   }
   MPI_Comm_free(&p_->comm);
 }
@@ -228,9 +271,12 @@ void mpi_transport::abort_world(int code) noexcept {
 }
 
 void mpi_transport::send(int dest, am_message&& m) {
-  // The wire prefix counts bulk segments in 16 bits; the serializer makes
-  // at most a handful (writer_options::max_bulk_segments).
-  if (m.bulk_count() > 0xffff) throw std::length_error("weft: a message with more than 65535 bulk segments");
+  // A frame's segment lengths must fit in an eager message; the serializer
+  // makes at most a handful of segments (writer_options::max_bulk_segments).
+  if (sizeof(wire_prefix) + 8 + am_header_capacity + 8 * m.bulk_count() > recv_size_ || m.bulk_count() > 0xffff)
+    throw std::length_error("weft: a message with " + std::to_string(m.bulk_count()) + " bulk segments (at most " +
+                            std::to_string((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8) +
+                            " with this eager threshold)");
   std::lock_guard lock(p_->queue_mutex);
   p_->queue.push_back(outgoing{dest, std::move(m)});
   p_->queued.store(p_->queue.size(), std::memory_order_release);
@@ -270,12 +316,16 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   const auto header = m.header_bytes();
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
-  const bool long_body = bytes.size() > short_body_max;
-  const std::size_t fixed = sizeof(wire_prefix) + (long_body ? 8 : 0) + header.size() + bytes.size() + 8 * n_bulk;
+  const std::size_t descriptor = sizeof(wire_prefix) + 8 + header.size() + 8 * n_bulk;  // with a long body
+  // A body that would make the frame longer than a posted receive travels
+  // apart, like a large segment (send() keeps `descriptor` itself short).
+  const bool body_apart = descriptor + bytes.size() > recv_size_;
+  const bool long_body = body_apart || bytes.size() > short_body_max;
+  const std::size_t fixed = descriptor - (long_body ? 0 : 8) + (body_apart ? 0 : bytes.size());
   std::size_t bulk_total = 0;
   for (std::size_t i = 0; i < n_bulk; ++i) bulk_total += m.bulk_segment(i).size();
   const std::size_t padding = n_bulk * (segment_alignment - 1);  // at most
-  const bool flatten = fixed + bulk_total + padding <= eager_limit_;
+  const bool flatten = !body_apart && fixed + bulk_total + padding <= eager_limit_;
   const std::size_t frame_max = fixed + (flatten ? bulk_total + padding : 0);
   if (!batch.buffer.empty() && batch.buffer.size() + frame_max > batch_limit_) {
     // Full: send what is there, continue in a fresh batch for this rank.
@@ -291,7 +341,8 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   wire_prefix pre{wire_magic,
                   static_cast<std::uint8_t>(m.handler),
                   static_cast<std::uint8_t>(header.size()),
-                  static_cast<std::uint8_t>((flatten ? wire_flattened : 0) | (long_body ? wire_long_body : 0)),
+                  static_cast<std::uint8_t>((flatten ? wire_flattened : 0) | (long_body ? wire_long_body : 0) |
+                                            (body_apart ? wire_body_apart : 0)),
                   static_cast<std::uint16_t>(n_bulk),
                   static_cast<std::uint16_t>(long_body ? 0 : bytes.size())};
   std::byte* w = batch.buffer.grow(frame);
@@ -305,7 +356,7 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
     put(&len, 8);
   }
   put(header.data(), header.size());
-  put(bytes.data(), bytes.size());
+  if (!body_apart) put(bytes.data(), bytes.size());
   for (std::size_t i = 0; i < n_bulk; ++i) {
     const std::uint64_t len = m.bulk_segment(i).size();
     put(&len, 8);
@@ -318,8 +369,14 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
     }
     return;  // `m` (and what it keeps alive) is released now: its bytes are copied
   }
-  // Bulk segments go now, straight from the message's memory; the receiver
-  // posts its receives in frame order, which MPI's ordering matches.
+  // Bulk segments (after a body sent apart) go now, straight from the
+  // message's memory; the receiver posts its receives in frame order, which
+  // MPI's ordering matches.
+  if (body_apart) {
+    batch.bulk.emplace_back();
+    MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, batch.dest, tag_bulk, p_->comm,
+              &batch.bulk.back());
+  }
   for (std::size_t i = 0; i < n_bulk; ++i) {
     // Segments over 2 GiB would need splitting; remote-call payloads here stay far below.
     const auto seg = m.bulk_segment(i);
@@ -332,7 +389,7 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   // before it could run the first call, and two ping-pong chains then
   // stayed in step, each core copying two payloads while the other waited:
   // 64 KiB, window 2, one way 15-17 us against raw MPI's 7.5; split, 8.3-9.7.
-  if (n_bulk != 0) close_batch(batch);
+  if (n_bulk != 0 || body_apart) close_batch(batch);
 }
 
 void mpi_transport::close_batch(in_flight_send& batch) { start_send(std::exchange(batch, fresh_batch(batch.dest))); }
@@ -355,7 +412,10 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     std::memcpy(&pre, c, sizeof pre);
     if (pre.magic != wire_magic) bad("bad magic");
     if (pre.header_len > am_header_capacity) bad("protocol header too long");
-    if ((pre.flags & ~(wire_flattened | wire_long_body)) != 0) bad("unknown frame flags");
+    if ((pre.flags & ~wire_known_flags) != 0) bad("unknown frame flags");
+    const bool body_apart = (pre.flags & wire_body_apart) != 0;
+    if (body_apart && (pre.flags & (wire_long_body | wire_flattened)) != wire_long_body)
+      bad("a body sent apart without its length");
     c += sizeof pre;
     std::uint64_t body_len = pre.body_len;
     if (pre.flags & wire_long_body) {
@@ -363,9 +423,11 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
       std::memcpy(&body_len, c, 8);
       c += 8;
       // Checked alone first: a forged 64-bit length would overflow the sum below.
-      if (body_len > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
+      if (body_len > (body_apart ? std::uint64_t{1} << 40 : static_cast<std::size_t>(end - c)))
+        bad("lengths exceed the message");
     }
-    const std::size_t rest = pre.header_len + static_cast<std::size_t>(body_len) + 8ull * pre.n_bulk;
+    const std::size_t inline_body = body_apart ? 0 : static_cast<std::size_t>(body_len);
+    const std::size_t rest = pre.header_len + inline_body + 8ull * pre.n_bulk;
     if (rest > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
     in_flight_recv r;
     r.source = source;
@@ -374,10 +436,21 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     m.handler = static_cast<am_handler>(pre.handler);
     m.set_header(c, pre.header_len);
     c += pre.header_len;
-    m.set_body_bytes(c, static_cast<std::size_t>(body_len));
-    c += body_len;
+    if (body_apart) {
+      // It follows on tag_bulk, ahead of any segments (append_frame's order).
+      auto& body = m.spill().bytes;
+      body.resize(static_cast<std::size_t>(body_len));
+      r.requests.emplace_back();
+      MPI_Irecv(body.data(), static_cast<int>(body_len), MPI_BYTE, source, tag_bulk, p_->comm, &r.requests.back());
+    } else {
+      m.set_body_bytes(c, inline_body);
+      c += inline_body;
+    }
     if (pre.n_bulk == 0) {
-      deliver(std::move(m));
+      if (body_apart)
+        p_->recvs.push_back(std::move(r));
+      else
+        deliver(std::move(m));
       continue;
     }
     std::vector<std::uint64_t> lens(pre.n_bulk);
@@ -423,6 +496,17 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
   }
 }
 
+void mpi_transport::repost_receives() {
+  posted_ring& r = p_->posted;
+  while (r.count < posted_receives) {
+    const auto k = static_cast<std::size_t>((r.head + r.count) % posted_receives);
+    r.block[k] = p_->block_for(recv_size_);  // block_for's reference is the receive's
+    MPI_Irecv(r.block[k]->data.get(), static_cast<int>(recv_size_), MPI_BYTE, MPI_ANY_SOURCE, tag_eager, p_->comm,
+              &r.req[k]);
+    ++r.count;
+  }
+}
+
 bool mpi_transport::progress_locked() {
   bool did = false;
   std::size_t n_delivered = 0;
@@ -465,22 +549,36 @@ bool mpi_transport::progress_locked() {
     p.sends.pop_front();
     did = true;
   }
-  // 3. Receive eager messages.
-  for (;;) {
+  // 3. Receive eager messages, in the order their receives were posted.
+  // Replacing the receives taken in the last pass comes first (after step
+  // 1: a reply already went out, this is not on its way).
+  posted_ring& ring = p.posted;
+  if (ring.count < posted_receives) repost_receives();
+  // While messages come one at a time, one per pass: its handler then runs
+  // before another MPI call is made (in a ping-pong, the next test could
+  // only come back empty). Once passes keep finding messages, up to all
+  // the posted receives per pass, so a busy worker's occasional poll
+  // catches up with a burst from several ranks.
+  const int most = p.receiving ? posted_receives : 1;
+  int got = 0;
+  while (got < most) {
+    const auto k = static_cast<std::size_t>(ring.head);
     int flag = 0;
-    MPI_Message handle;
     MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, tag_eager, p.comm, &flag, &handle, &st);
+    MPI_Test(&ring.req[k], &flag, &st);
     if (!flag) break;
-    did = true;
+    ++got;
+    ring.head = (ring.head + 1) % posted_receives;
+    --ring.count;
+    mpi_recv_block* block = std::exchange(ring.block[k], nullptr);
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    mpi_recv_block* block = p.block_for(static_cast<std::size_t>(count));
-    MPI_Mrecv(block->data.get(), count, MPI_BYTE, &handle, MPI_STATUS_IGNORE);
     read_frames(std::span<const std::byte>(block->data.get(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
                 block, deliver);
     mpi_recv_block::release(block);  // the views taken meanwhile keep it out of the pool
   }
+  p.receiving = got != 0;
+  did |= got != 0;
   // 4. Deliver messages whose bulk segments have all arrived, oldest first,
   // up to the first that has not (testing every pending one each pass made
   // a flood of large messages quadratic; MPI matches them in order anyway).

@@ -6,7 +6,8 @@
 // Small messages travel on the eager tag, header, body and bulk segments
 // flattened into one frame; the frames of all messages queued for one
 // destination in a progress pass share one MPI message (coalescing: under
-// load, one MPI_Isend and one receive carry dozens of small messages).
+// load, one MPI_Isend and one receive carry dozens of small messages),
+// received by a few MPI_ANY_SOURCE receives kept posted.
 // Large ones send a descriptor frame on the
 // eager tag and then each segment straight from the sender's memory on the
 // bulk tag; the receiver posts those receives in the order descriptors
@@ -55,6 +56,8 @@ class mpi_transport final : public am_transport {
  private:
   struct impl;
   bool progress_locked();
+  /// Posts eager receives until posted_receives are pending.
+  void repost_receives();
   in_flight_send fresh_batch(int dest);
   in_flight_send& batch_for(int dest);
   void append_frame(in_flight_send& batch, am_message&& m);
@@ -69,6 +72,7 @@ class mpi_transport final : public am_transport {
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::size_t eager_limit_;  // frames up to this size carry their bulk segments
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
+  std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
 

@@ -11,6 +11,10 @@ namespace weft::detail {
 
 namespace {
 
+/// Bound on --weft:eager and --weft:coalesce: the mpi backend keeps four
+/// receives of the larger one posted per rank (64 MiB at this bound).
+constexpr std::size_t max_eager_message = std::size_t{16} << 20;
+
 long parse_int(std::string_view name, const std::string& v, long lo, long hi) {
   char* end = nullptr;
   errno = 0;
@@ -76,13 +80,18 @@ const std::vector<option_def>& table() {
          if (o.stack_size < 16 * 1024) throw option_error("stack must be at least 16K");
        }},
       {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 16K)",
-       [](runtime_options& o, const std::string& v) { o.eager_threshold = parse_size("eager", v); }},
+       [](runtime_options& o, const std::string& v) {
+         o.eager_threshold = parse_size("eager", v);
+         // Each rank keeps a few receives of the larger of eager and coalesce posted.
+         if (o.eager_threshold > max_eager_message) throw option_error("eager must be at most 16M");
+       }},
       {"coalesce",
        "mpi: most bytes of queued small messages sent to one rank as one MPI message (default 8K; a lone larger "
        "message still goes as one)",
        [](runtime_options& o, const std::string& v) {
          o.coalesce_limit = parse_size("coalesce", v);
          if (o.coalesce_limit < 256) throw option_error("coalesce must be at least 256");
+         if (o.coalesce_limit > max_eager_message) throw option_error("coalesce must be at most 16M");
        }},
       {"malloc-tuning",
        "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "

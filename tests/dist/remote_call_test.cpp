@@ -182,6 +182,42 @@ TEST(RemoteCall, BodiesAroundTheLongFrameLimit) {
   });
 }
 
+// A body longer than an eager message (the mpi backend sends it apart,
+// ahead of the big segments, on the same tag) together with big segments:
+// body and segments arrive whole and in their places, both ways, while
+// small calls keep arriving between them.
+TEST(RemoteCall, LongBodyWithLargeSegments) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    std::vector<std::string> names(30000);
+    for (std::size_t i = 0; i < names.size(); ++i) names[i] = "n" + std::to_string(i * 3 + 1);
+    std::vector<double> values(1u << 18);
+    for (std::size_t i = 0; i < values.size(); ++i) values[i] = static_cast<double>(i) * 0.5 + weft::rank();
+    using parcel = std::tuple<std::vector<double>, std::vector<std::string>, std::vector<double>>;
+    std::vector<weft::future<parcel>> backs;
+    std::vector<weft::future<int>> smalls;
+    for (int k = 0; k < 4; ++k) {
+      backs.push_back(weft::async_at(peer, [](parcel p) {
+        std::get<1>(p).push_back("seen");
+        for (double& v : std::get<2>(p)) v += 1;
+        return p;
+      },
+                                     parcel{values, names, values}));
+      smalls.push_back(weft::async_at(peer, [](int x) { return x * 2; }, k));
+    }
+    for (int k = 0; k < 4; ++k) {
+      parcel got = backs[static_cast<std::size_t>(k)].get();
+      EXPECT_EQ(std::get<0>(got), values);
+      ASSERT_EQ(std::get<1>(got).size(), names.size() + 1);
+      EXPECT_TRUE(std::equal(names.begin(), names.end(), std::get<1>(got).begin()));
+      EXPECT_EQ(std::get<1>(got).back(), "seen");
+      ASSERT_EQ(std::get<2>(got).size(), values.size());
+      for (std::size_t i = 0; i < values.size(); i += 997) EXPECT_EQ(std::get<2>(got)[i], values[i] + 1);
+      EXPECT_EQ(smalls[static_cast<std::size_t>(k)].get(), 2 * k);
+    }
+  });
+}
+
 // Medium payloads (a few KiB to a few hundred KiB) travel copied through
 // the mpi transport's pooled buffers and reach handlers as views into them;
 // hundreds in flight at once hold more buffers than the pool keeps.

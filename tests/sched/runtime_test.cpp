@@ -153,6 +153,8 @@ TEST(RuntimeDeathTest, BadValueExitsWithMessage) {
   EXPECT_EXIT(init_with("--weft:malloc-tuning=maybe"), ::testing::ExitedWithCode(2),
               "invalid value 'maybe' for malloc-tuning");
   EXPECT_EXIT(init_with("--weft:coalesce=100"), ::testing::ExitedWithCode(2), "coalesce must be at least 256");
+  EXPECT_EXIT(init_with("--weft:coalesce=17M"), ::testing::ExitedWithCode(2), "coalesce must be at most 16M");
+  EXPECT_EXIT(init_with("--weft:eager=1G"), ::testing::ExitedWithCode(2), "eager must be at most 16M");
   // The environment name of a hyphenated option: upper case, '-' as '_'
   // (read, so a bad value there fails the same way).
   EXPECT_EXIT(
