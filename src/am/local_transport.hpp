@@ -78,16 +78,17 @@ class local_world {
   struct alignas(64) producer {
     std::vector<pair_ring*> unpublished;
   };
+  // Kept apart from returns_: other threads push onto a return channel,
+  // while a producer's list is only ever touched by its worker.
   std::unique_ptr<producer[]> producers_;
-  producer& producer_of(int rank, int worker_index) noexcept {
-    return producers_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
-                      static_cast<std::size_t>(worker_index)];
+  /// Where worker `worker_index` of `rank` sits in returns_ and producers_.
+  std::size_t worker_slot(int rank, int worker_index) const noexcept {
+    return static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) + static_cast<std::size_t>(worker_index);
   }
+  producer& producer_of(int rank, int worker_index) noexcept { return producers_[worker_slot(rank, worker_index)]; }
   std::vector<std::unique_ptr<inbox>> inboxes_;
   am_return_channel& returns(int rank, int worker_index) noexcept {
-    return returns_[static_cast<std::size_t>(rank) * static_cast<std::size_t>(threads_) +
-                    static_cast<std::size_t>(worker_index)]
-        .channel;
+    return returns_[worker_slot(rank, worker_index)].channel;
   }
 };
 

@@ -154,9 +154,9 @@ struct in_flight_send {
 /// takes two MPI calls per message. A plain MPI ping-pong (8 B, interleaved
 /// runs) took 0.21-0.29 us one way that way, 0.19-0.23 us with four posted
 /// receives testing the earliest, and 0.20-0.26 us with MPI_Testsome over
-/// all four (docs/BENCHMARKS.md, twelfth session). MPI matches a message to the earliest posted
-/// receive, so testing only the earliest finds every message, and messages
-/// from one rank are read in the order they were sent.
+/// all four (docs/BENCHMARKS.md, twelfth session). MPI matches a message to
+/// the earliest posted receive, so testing only the earliest finds every
+/// message, and messages from one rank are read in the order they were sent.
 struct posted_ring {
   std::array<MPI_Request, posted_receives> req;
   std::array<mpi_recv_block*, posted_receives> block{};
@@ -238,6 +238,9 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   unsigned long mine = std::max(eager_limit_, batch_limit_), all = 0;
   MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
   recv_size_ = all;
+  // A frame's segment lengths must fit in an eager message next to the
+  // longest prefix and header; the prefix counts them in 16 bits.
+  max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
   repost_receives();
 }
 
@@ -271,12 +274,11 @@ void mpi_transport::abort_world(int code) noexcept {
 }
 
 void mpi_transport::send(int dest, am_message&& m) {
-  // A frame's segment lengths must fit in an eager message; the serializer
-  // makes at most a handful of segments (writer_options::max_bulk_segments).
-  if (sizeof(wire_prefix) + 8 + am_header_capacity + 8 * m.bulk_count() > recv_size_ || m.bulk_count() > 0xffff)
+  // The serializer makes at most a handful of segments
+  // (writer_options::max_bulk_segments); max_segments_ is the wire's bound.
+  if (m.bulk_count() > max_segments_)
     throw std::length_error("weft: a message with " + std::to_string(m.bulk_count()) + " bulk segments (at most " +
-                            std::to_string((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8) +
-                            " with this eager threshold)");
+                            std::to_string(max_segments_) + " with this eager threshold)");
   std::lock_guard lock(p_->queue_mutex);
   p_->queue.push_back(outgoing{dest, std::move(m)});
   p_->queued.store(p_->queue.size(), std::memory_order_release);

@@ -73,6 +73,7 @@ class mpi_transport final : public am_transport {
   std::size_t eager_limit_;  // frames up to this size carry their bulk segments
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
+  std::size_t max_segments_ = 0;  // bulk segments one message may have (their lengths travel eagerly)
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
 
