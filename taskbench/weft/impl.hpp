@@ -13,6 +13,13 @@ namespace taskbench_weft {
 /// output it sends to another rank at timestep 1; the run must fail.
 extern bool inject_corruption;
 
+/// -weft-builders auto|one|per-worker: who builds a rank's dataflow nodes,
+/// one task or one per worker for its block of points (see dataflow.cpp);
+/// auto: per worker when few inputs cross workers. For experiments and
+/// tests; the default is auto.
+enum class builders { automatic, one, per_worker };
+extern builders builders_mode;
+
 /// Output of one task: `output_bytes_per_task` bytes of (t, x) pairs. Up
 /// to 48 bytes (Task Bench's default is 16) are held inline: a dataflow
 /// task's output then lives inside its future's state, so no task allocates

@@ -1,6 +1,7 @@
 // taskbench_weft: Task Bench on weft.
 //
-//   taskbench_weft -impl dataflow|spmd [Task Bench flags] [--weft:options]
+//   taskbench_weft -impl dataflow|spmd [-weft-builders auto|one|per-worker]
+//                  [Task Bench flags] [--weft:options]
 //
 // Every rank parses the same flags; rank 0 prints the configuration and the
 // report. The graphs run once untimed (warm-up: fiber pools, allocators and
@@ -33,6 +34,18 @@ options take_own_flags(int& argc, char** argv) {
       o.impl = argv[++i];
     } else if (std::strcmp(argv[i], "-weft-inject-corruption") == 0) {
       taskbench_weft::inject_corruption = true;
+    } else if (std::strcmp(argv[i], "-weft-builders") == 0) {
+      const char* v = i + 1 < argc ? argv[++i] : "";
+      if (std::strcmp(v, "auto") == 0)
+        taskbench_weft::builders_mode = taskbench_weft::builders::automatic;
+      else if (std::strcmp(v, "one") == 0)
+        taskbench_weft::builders_mode = taskbench_weft::builders::one;
+      else if (std::strcmp(v, "per-worker") == 0)
+        taskbench_weft::builders_mode = taskbench_weft::builders::per_worker;
+      else {
+        std::fprintf(stderr, "error: -weft-builders needs auto, one or per-worker (got '%s')\n", v);
+        std::exit(1);
+      }
     } else if (std::strcmp(argv[i], "-no-warmup") == 0) {
       o.warmup = false;
     } else {

@@ -112,7 +112,8 @@ void post(int dest, std::uint64_t run, long t, long x, const char* data, std::si
 
 // ---- mailbox (dataflow) ------------------------------------------------------
 
-mailbox::mailbox(const taskbench::task_graph& g, const local_block& me) : g_(g), me_(me) {
+mailbox::mailbox(const taskbench::task_graph& g, const local_block& me)
+    : g_(g), me_(me), slots_(g.max_width, [this](long t, long p) { return local_consumers(t, p); }) {
   run_ = wire::next_run(me.rank);
   wire::publish(me.rank, this);
   weft::barrier();  // every rank can receive before anyone sends
@@ -138,29 +139,14 @@ int mailbox::local_consumers(long t, long p) const {
   return n;
 }
 
-mailbox::slot& mailbox::find_or_add(long t, long p) {
-  auto [it, added] = slots_.try_emplace(key(t, p));
-  if (added) {
-    it->second.future = it->second.promise.get_future().share();
-    it->second.takes_left = local_consumers(t, p);
-  }
-  return it->second;
-}
-
-weft::shared_future<buffer> mailbox::take(long t, long p) {
-  std::lock_guard hold(lock_);
-  slot& s = find_or_add(t, p);
-  weft::shared_future<buffer> f = s.future;
-  if (--s.takes_left == 0 && s.delivered) slots_.erase(key(t, p));
-  return f;
-}
+weft::shared_future<buffer> mailbox::take(long t, long p) { return slots_.take(t, p); }
 
 void mailbox::arrived(std::uint64_t run, long t, long p, const char* data, std::size_t n) {
   void* where = wire::registered(weft::rank());
   if (where == wire::abandoned()) return;
   auto* box = static_cast<mailbox*>(where);
   if (box == nullptr || (box->run_ & 0xff) != (run & 0xff)) wire::stray(t, p, run);
-  box->deliver(t, p, buffer(data, data + n));
+  box->slots_.deliver(t, p, buffer(data, data + n));
 }
 
 void mailbox::arrived(std::uint64_t run, long t, long p, std::vector<char>&& data) {
@@ -168,19 +154,7 @@ void mailbox::arrived(std::uint64_t run, long t, long p, std::vector<char>&& dat
   if (where == wire::abandoned()) return;
   auto* box = static_cast<mailbox*>(where);
   if (box == nullptr || box->run_ != run) wire::stray(t, p, run);
-  box->deliver(t, p, buffer(std::move(data)));
-}
-
-void mailbox::deliver(long t, long p, buffer&& value) {
-  std::unique_lock hold(lock_);
-  slot& s = find_or_add(t, p);
-  weft::promise<buffer> fulfil(std::move(s.promise));
-  s.delivered = true;
-  if (s.takes_left == 0) slots_.erase(key(t, p));  // every consumer holds the future
-  hold.unlock();
-  // After the last use of `box`: this may run the consumer, which may finish
-  // the run and destroy the mailbox.
-  fulfil.set_value(std::move(value));
+  box->slots_.deliver(t, p, buffer(std::move(data)));
 }
 
 void mailbox::send(long t, long x, const char* data) const {

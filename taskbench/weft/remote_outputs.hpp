@@ -39,6 +39,7 @@
 #include <vector>
 
 #include "impl.hpp"
+#include "output_slots.hpp"
 #include "weft/weft.hpp"
 
 namespace taskbench_weft {
@@ -119,24 +120,12 @@ class mailbox {
   static void arrived(std::uint64_t run, long t, long p, std::vector<char>&& data);
 
  private:
-  struct slot {
-    weft::promise<buffer> promise;
-    weft::shared_future<buffer> future;
-    int takes_left = 0;
-    bool delivered = false;
-  };
-  void deliver(long t, long p, buffer&& value);
-  std::uint64_t key(long t, long p) const noexcept {
-    return static_cast<std::uint64_t>(t) * static_cast<std::uint64_t>(g_.max_width) + static_cast<std::uint64_t>(p);
-  }
-  slot& find_or_add(long t, long p);  // with lock_ held
   int local_consumers(long t, long p) const;
 
   const taskbench::task_graph& g_;
   local_block me_;
   std::uint64_t run_;  // same value on every rank for the same run
-  std::mutex lock_;
-  std::unordered_map<std::uint64_t, slot> slots_;  // key: t * max_width + p
+  output_slots slots_;
 };
 
 /// spmd's receiving side for one run of one graph (see the top of the file).
