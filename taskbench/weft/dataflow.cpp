@@ -46,7 +46,8 @@ long build_chunk_steps(long width) { return std::max(1L, 256 / std::max(1L, widt
 struct build_split {
   long first = 0, width = 1, threads = 1;
   std::vector<long> bounds;
-  int worker_of(long x) const noexcept { return static_cast<int>((x - first) * threads / width); }
+  std::vector<int> workers;  // worker of each local point (a table: no division per lookup)
+  int worker_of(long x) const noexcept { return workers[static_cast<std::size_t>(x - first)]; }
   int builders() const noexcept { return static_cast<int>(bounds.size()) - 1; }
   /// The builder of local point x (0 with one builder).
   int builder_of(long x) const noexcept { return builders() == 1 ? 0 : worker_of(x); }
@@ -75,6 +76,7 @@ build_split split_points(const taskbench::task_graph& g, const local_block& me) 
   s.first = me.first;
   s.width = std::max(1L, me.last - me.first);
   s.threads = weft::num_threads();
+  for (long i = 0; i < s.width; ++i) s.workers.push_back(static_cast<int>(i * s.threads / s.width));
   for (long k = 0; k <= s.threads; ++k) s.bounds.push_back(me.first + (k * s.width + s.threads - 1) / s.threads);
   bool per_worker = false;
   switch (builders_mode) {
