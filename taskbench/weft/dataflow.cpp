@@ -266,21 +266,24 @@ void run_graph(const taskbench::task_graph& g) {
   // Every local task leads to a sink of its builder, and every output sent
   // here or handed over by another builder is consumed by a local task:
   // once the sinks are done, this rank's part is done.
+  // A builder that throws (out of memory) ends the run like a failed task:
+  // nodes it built may still run, so the state must stay (see run_state).
+  auto build_or_settle = [&g, me, st](int k) {
+    try {
+      return build(g, me, st, k);
+    } catch (...) {  // the other builders stop at their next wait
+      st->settle(std::current_exception());
+      return std::vector<output_future>{};
+    }
+  };
   std::vector<output_future> sinks;
   const int builders = st->split.builders();
   if (builders == 1) {
-    sinks = build(g, me, st, 0);
+    sinks = build_or_settle(0);
   } else {
     std::vector<weft::future<std::vector<output_future>>> parts;
     for (int k = 0; k < builders; ++k)
-      parts.push_back(weft::async(weft::on_thread{k}, [&g, me, st, k] {
-        try {
-          return build(g, me, st, k);
-        } catch (...) {  // ends the run (the others stop at their next wait)
-          st->settle(std::current_exception());
-          return std::vector<output_future>{};
-        }
-      }));
+      parts.push_back(weft::async(weft::on_thread{k}, [build_or_settle, k] { return build_or_settle(k); }));
     for (auto& part : parts)
       for (auto& f : part.get()) sinks.push_back(std::move(f));
   }
