@@ -1,4 +1,4 @@
-"""The `metg` command line: sweep, gaps, logs, plot."""
+"""The `metg` command line: sweep, gaps, pairs, logs, plot."""
 
 from __future__ import annotations
 
@@ -15,7 +15,8 @@ from . import __version__
 from .analysis import (Sample, efficiency_at_multiple, metg, points_from_summary, ratio,
                        ratio_text, summarize)
 from .gaps import read_traces, remove_traces, step_overheads, table as gaps_table
-from .parse import split_runs, describe_graphs, config_signature
+from .pairs import rotation, table as pairs_table
+from .parse import ParseError, parse_report, split_runs, describe_graphs, config_signature
 from .results import (CSV_NAME, JSON_NAME, PNG_NAME, CsvWriter, read_csv, read_json,
                       write_json, report_text)
 from .plotting import PlotUnavailable
@@ -194,6 +195,27 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
                    help="limit per run (default 600)")
 
+    q = sub.add_parser(
+        "pairs", help="paired efficiency ratios against a baseline at one task size",
+        usage="metg pairs --impl NAME=COMMAND [--impl ...] (--iter N | --at SWEEP) [options] "
+              "-- TASKBENCH_FLAGS...",
+        description="Runs every implementation once per repetition, back to back (the order "
+                    "rotates between repetitions), at one -iter, and compares each with the "
+                    "baseline pair by pair: efficiency ratio = baseline elapsed / elapsed. "
+                    "Prints the median ratio with its quartiles, how many pairs are at or above "
+                    "1, and an exact sign test; for differences of a percent or less on a noisy "
+                    "machine, where the medians of a sweep cannot tell.")
+    q.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
+                   help="an implementation: NAME and a shell-style command prefix (repeat)")
+    q.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
+    q.add_argument("--at", metavar="SWEEP",
+                   help="a sweep's output folder or metg.json: run at the granularity of its "
+                        "efficiency-at-K x METG column (the baseline's nearest -iter, scaled)")
+    q.add_argument("--reps", type=_positive_int, default=31, help="repetitions (default 31)")
+    q.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
+    q.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
+                   help="limit per run (default 600)")
+
     p = sub.add_parser(
         "plot", help="re-plot (and re-tabulate) saved results, several panels in one figure",
         usage="metg plot [--panel [LABEL=]PATH ...] [PATH ...] --out FIGURE [options]",
@@ -336,9 +358,10 @@ def cmd_sweep(args, common, argv) -> int:
 
 # ---------------------------------------------------------------- gaps
 
-def _iter_at(path: str) -> tuple[int, float]:
+def _iter_at(path: str, with_granularity: bool = False):
     """The baseline's -iter whose granularity is nearest the sweep's
-    K x METG(baseline) granularity, and that granularity."""
+    K x METG(baseline) granularity, and that granularity (and, with
+    with_granularity, the granularity measured at that -iter)."""
     try:
         summary = read_json(os.path.join(path, JSON_NAME) if os.path.isdir(path) else path)
     except (OSError, ValueError) as e:
@@ -351,6 +374,8 @@ def _iter_at(path: str) -> tuple[int, float]:
         raise UsageError("--at %s: no K x METG granularity or no points of the baseline %r"
                          % (path, base))
     best = min(points, key=lambda p: abs(math.log(p["granularity_us"] / at)))
+    if with_granularity:
+        return int(best["iter"]), at, float(best["granularity_us"])
     return int(best["iter"]), at
 
 
@@ -402,6 +427,52 @@ def cmd_gaps(args, common, argv) -> int:
     print("step overhead at -iter %d (%d reps; us; how much longer each timestep took than its "
           "longest task):" % (iters, args.reps))
     print(gaps_table(results, baseline))
+    return EXIT_FAILED_RUNS if failed else 0
+
+
+# ---------------------------------------------------------------- pairs
+
+def cmd_pairs(args, common, argv) -> int:
+    impls = _parse_impls(args.impl)
+    try:
+        check_common_args(common)
+    except ValueError as e:
+        raise UsageError(str(e))
+    if (args.iter is None) == (args.at is None):
+        raise UsageError("give exactly one of --iter and --at")
+    baseline = _check_baseline(args.baseline, list(impls))
+    if args.at is not None:
+        near, granularity, near_granularity = _iter_at(args.at, with_granularity=True)
+        iters = max(1, round(near * granularity / near_granularity))
+        print("metg pairs: -iter %d (granularity %.1f us, from %s)" % (iters, granularity, args.at),
+              file=sys.stderr)
+    else:
+        iters = args.iter
+    names = list(impls)
+    elapsed = {name: [] for name in names}
+    failed = 0
+    for rep in range(1, args.reps + 1):
+        for name in rotation(names, rep):
+            argv_ = build_argv(impls[name], common, iters)
+            out = run_command(argv_, args.timeout)
+            seconds = None
+            why = out.error or ("exit %s" % out.returncode if out.returncode != 0 else None)
+            if why is None:
+                try:
+                    seconds = parse_report(out.stdout, name).elapsed_s
+                except ParseError as e:
+                    why = "no report: %s" % e
+            if seconds is None:
+                failed += 1
+                print("rep %d %s FAILED: %s\n  %s" % (rep, name, why, shlex.join(argv_)), file=sys.stderr)
+                if out.stderr.strip():
+                    print(tail(out.stderr), file=sys.stderr)
+            else:
+                print("rep %d %-10s %.6f s" % (rep, name, seconds), file=sys.stderr)
+            elapsed[name].append(seconds)
+    print("paired efficiency at -iter %d (%d reps, run back to back in rotating order):"
+          % (iters, args.reps))
+    print(pairs_table(elapsed, baseline))
     return EXIT_FAILED_RUNS if failed else 0
 
 
@@ -602,8 +673,10 @@ def main(argv=None) -> int:
             return cmd_sweep(args, common, argv)
         if args.command == "gaps":
             return cmd_gaps(args, common, argv)
+        if args.command == "pairs":
+            return cmd_pairs(args, common, argv)
         if common:
-            raise UsageError("'--' and Task Bench flags are only for 'metg sweep' and 'metg gaps'")
+            raise UsageError("'--' and Task Bench flags are only for 'metg sweep', 'gaps' and 'pairs'")
         if args.command == "logs":
             return cmd_logs(args, argv)
         return cmd_plot(args)
