@@ -1,22 +1,11 @@
 """metg gaps: step overhead from task traces (fake_taskbench writes them)."""
 
 import json
-import os
 import shlex
-import subprocess
 import sys
 
 from weft_metg.gaps import read_traces, step_overheads
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-METG = os.path.join(os.path.dirname(TESTS), "metg")
-FAKE = "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.join(TESTS, "fake_taskbench.py")))
-COMMON = ["--", "-type", "stencil_1d", "-steps", "50", "-width", "3", "-kernel", "compute_bound"]
-
-
-def metg(*args):
-    return subprocess.run([sys.executable, METG] + list(args), capture_output=True, text=True,
-                          timeout=60, cwd="/")
+from metg_cli import COMMON, FAKE, metg
 
 
 def test_overhead_is_step_time_minus_longest_task(tmp_path):

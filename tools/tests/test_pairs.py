@@ -2,21 +2,9 @@
 
 import json
 import shlex
-import subprocess
-import sys
-import os
 
 from weft_metg.pairs import rotation, sign_test, table
-
-TESTS = os.path.dirname(os.path.abspath(__file__))
-METG = os.path.join(os.path.dirname(TESTS), "metg")
-FAKE = "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.join(TESTS, "fake_taskbench.py")))
-COMMON = ["--", "-type", "stencil_1d", "-steps", "50", "-width", "3", "-kernel", "compute_bound"]
-
-
-def metg(*args):
-    return subprocess.run([sys.executable, METG] + list(args), capture_output=True, text=True,
-                          timeout=60, cwd="/")
+from metg_cli import COMMON, FAKE, metg
 
 
 def rows(stdout):

@@ -3,26 +3,16 @@
 import csv
 import io
 import json
-import os
 import shlex
-import subprocess
-import sys
 import time
 
 import pytest
 
 from weft_metg.runner import Progress
+from metg_cli import FAKE, metg
 
-TESTS = os.path.dirname(os.path.abspath(__file__))
-METG = os.path.join(os.path.dirname(TESTS), "metg")
-FAKE = "%s %s" % (shlex.quote(sys.executable), shlex.quote(os.path.join(TESTS, "fake_taskbench.py")))
 COMMON = ["--", "-type", "stencil_1d", "-steps", "100", "-width", "2", "-kernel", "compute_bound"]
 OVERHEAD = {"mpi": 2.0, "weft": 8.0}   # fake per-task overhead, us
-
-
-def metg(*args, timeout=60):
-    return subprocess.run([sys.executable, METG] + list(args), capture_output=True, text=True,
-                          timeout=timeout, cwd="/")
 
 
 @pytest.fixture(scope="module")
