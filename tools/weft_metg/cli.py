@@ -119,6 +119,19 @@ def _add_summary_options(p, plot_default=True):
         p.add_argument("--no-plot", action="store_true", help="do not write metg.png")
 
 
+def _add_one_iter_options(parser, reps: int, at_help: str) -> None:
+    """The options of the commands that run each implementation at one -iter (gaps, pairs)."""
+    parser.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
+                        help="an implementation: NAME and a shell-style command prefix (repeat)")
+    parser.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
+    parser.add_argument("--at", metavar="SWEEP", help=at_help)
+    parser.add_argument("--reps", type=_positive_int, default=reps,
+                        help="repetitions (default %d)" % reps)
+    parser.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
+    parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
+                        help="limit per run (default 600)")
+
+
 def build_parser() -> argparse.ArgumentParser:
     top = argparse.ArgumentParser(
         prog="metg",
@@ -184,16 +197,8 @@ def build_parser() -> argparse.ArgumentParser:
                     "each task started and ended) and reports the step overhead: how much longer "
                     "each timestep took than its longest task, i.e. the cost of handing outputs "
                     "over and starting the next tasks, apart from the kernel's speed.")
-    g.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
-                   help="an implementation: NAME and a shell-style command prefix (repeat)")
-    g.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
-    g.add_argument("--at", metavar="SWEEP",
-                   help="a sweep's output folder or metg.json: run at the baseline's -iter "
-                        "nearest the granularity of its efficiency-at-K x METG column")
-    g.add_argument("--reps", type=_positive_int, default=5, help="repetitions (default 5)")
-    g.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
-    g.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
-                   help="limit per run (default 600)")
+    _add_one_iter_options(g, reps=5, at_help="a sweep's output folder or metg.json: run at the "
+                          "baseline's -iter nearest the granularity of its efficiency-at-K x METG column")
 
     q = sub.add_parser(
         "pairs", help="paired efficiency ratios against a baseline at one task size",
@@ -205,16 +210,9 @@ def build_parser() -> argparse.ArgumentParser:
                     "Prints the median ratio with its quartiles, how many pairs are at or above "
                     "1, and an exact sign test; for differences of a percent or less on a noisy "
                     "machine, where the medians of a sweep cannot tell.")
-    q.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
-                   help="an implementation: NAME and a shell-style command prefix (repeat)")
-    q.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
-    q.add_argument("--at", metavar="SWEEP",
-                   help="a sweep's output folder or metg.json: run at the granularity of its "
-                        "efficiency-at-K x METG column (the baseline's nearest -iter, scaled)")
-    q.add_argument("--reps", type=_positive_int, default=31, help="repetitions (default 31)")
-    q.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
-    q.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
-                   help="limit per run (default 600)")
+    _add_one_iter_options(q, reps=31, at_help="a sweep's output folder or metg.json: run at the "
+                          "granularity of its efficiency-at-K x METG column (the baseline's nearest "
+                          "-iter, scaled)")
 
     p = sub.add_parser(
         "plot", help="re-plot (and re-tabulate) saved results, several panels in one figure",
