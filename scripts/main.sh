@@ -9,7 +9,10 @@
 #
 # Panels: (a) stencil_1d with the compute_bound kernel, (b) the same graph
 # with load_imbalance at imbalance 1.0; then each implementation's step
-# overhead in (b) at 16 x METG(mpi), from task traces. Implementations:
+# overhead in (b) at 16 x METG(mpi), from task traces, and the paired
+# efficiency of each against mpi there, at imbalance 1.0 and 2.0 (metg
+# pairs: differences of a percent, which the sweep's medians cannot tell).
+# Implementations:
 #   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline)
 #             (-warmup: an untimed run first, as taskbench_weft always does)
 #   spmd      taskbench_weft -impl spmd, one smp rank per core
@@ -27,8 +30,9 @@ b=build/release/taskbench
 cores=$(nproc)
 steps=1000
 reps=7
+pair_reps=21
 iter_min=2^0
-if [ "$quick" = 1 ]; then steps=200; reps=2; iter_min=2^4; fi
+if [ "$quick" = 1 ]; then steps=200; reps=2; pair_reps=3; iter_min=2^4; fi
 graph=(-type stencil_1d -steps "$steps" -width "$cores")
 export OPENBLAS_NUM_THREADS=1
 
@@ -56,7 +60,13 @@ echo "== step overhead, (b) at 16 x METG(mpi): how much longer each timestep too
 tools/metg gaps "${impls[@]}" --baseline mpi --reps "$reps" --at out/metg_imbalance -- \
   "${graph[@]}" -kernel load_imbalance -imbalance 1.0 | tee out/gaps_imbalance.txt
 echo
+echo "== paired efficiency at 16 x METG(mpi), load_imbalance 1.0 and 2.0: each rep runs all three back to back"
+for imbalance in 1.0 2.0; do
+  tools/metg pairs "${impls[@]}" --baseline mpi --reps "$pair_reps" --quiet --at out/metg_imbalance -- \
+    "${graph[@]}" -kernel load_imbalance -imbalance "$imbalance" | tee "out/pairs_imbalance_$imbalance.txt"
+done
+echo
 tools/metg plot --panel out/metg_compute --panel out/metg_imbalance \
   --title "Task Bench METG(50%) on $cores cores: weft vs MPI" --out out/metg.png
 echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/ (metg.csv, metg.json, logs/),"
-echo "      out/gaps_imbalance.txt"
+echo "      out/gaps_imbalance.txt, out/pairs_imbalance_*.txt"

@@ -85,3 +85,10 @@ def test_cli_wants_exactly_one_of_iter_and_at(tmp_path):
     for extra in ([], ["--iter", "4", "--at", str(tmp_path)]):
         r = metg("pairs", "--impl", "a=%s" % FAKE, *extra, *COMMON)
         assert r.returncode == 2 and "exactly one of --iter and --at" in r.stderr
+
+
+def test_cli_quiet_drops_the_line_per_run_but_not_failures():
+    r = metg("pairs", "--impl", "mpi=%s" % FAKE, "--impl", "broken=%s -fake-fail-iter 4" % FAKE,
+             "--iter", "4", "--reps", "2", "--quiet", *COMMON)
+    assert r.returncode == 1
+    assert "broken FAILED" in r.stderr and "rep 1 mpi" not in r.stderr

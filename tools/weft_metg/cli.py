@@ -130,6 +130,8 @@ def _add_one_iter_options(parser, reps: int, at_help: str) -> None:
     parser.add_argument("--baseline", metavar="NAME", help="ratios against NAME (default: the first)")
     parser.add_argument("--timeout", type=_positive_float, default=600.0, metavar="SECONDS",
                         help="limit per run (default 600)")
+    parser.add_argument("--quiet", action="store_true",
+                        help="no line per run on stderr (failed runs are still reported)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -420,8 +422,9 @@ def cmd_gaps(args, common, argv) -> int:
                         print(tail(out.stderr), file=sys.stderr)
                     continue
                 results[name].append(stats)
-                print("rep %d %-10s step overhead median %.3f us over %d steps"
-                      % (rep, name, stats.median_us, stats.steps), file=sys.stderr)
+                if not args.quiet:
+                    print("rep %d %-10s step overhead median %.3f us over %d steps"
+                          % (rep, name, stats.median_us, stats.steps), file=sys.stderr)
     print("step overhead at -iter %d (%d reps; us; how much longer each timestep took than its "
           "longest task):" % (iters, args.reps))
     print(gaps_table(results, baseline))
@@ -465,7 +468,7 @@ def cmd_pairs(args, common, argv) -> int:
                 print("rep %d %s FAILED: %s\n  %s" % (rep, name, why, shlex.join(argv_)), file=sys.stderr)
                 if out.stderr.strip():
                     print(tail(out.stderr), file=sys.stderr)
-            else:
+            elif not args.quiet:
                 print("rep %d %-10s %.6f s" % (rep, name, seconds), file=sys.stderr)
             elapsed[name].append(seconds)
     print("paired efficiency at -iter %d (%d reps, run back to back in rotating order):"
