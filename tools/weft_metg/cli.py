@@ -358,10 +358,10 @@ def cmd_sweep(args, common, argv) -> int:
 
 # ---------------------------------------------------------------- gaps
 
-def _iter_at(path: str, with_granularity: bool = False):
+def _iter_at(path: str) -> tuple[int, float, float]:
     """The baseline's -iter whose granularity is nearest the sweep's
-    K x METG(baseline) granularity, and that granularity (and, with
-    with_granularity, the granularity measured at that -iter)."""
+    K x METG(baseline) granularity, that granularity, and the granularity
+    measured at that -iter."""
     try:
         summary = read_json(os.path.join(path, JSON_NAME) if os.path.isdir(path) else path)
     except (OSError, ValueError) as e:
@@ -374,9 +374,7 @@ def _iter_at(path: str, with_granularity: bool = False):
         raise UsageError("--at %s: no K x METG granularity or no points of the baseline %r"
                          % (path, base))
     best = min(points, key=lambda p: abs(math.log(p["granularity_us"] / at)))
-    if with_granularity:
-        return int(best["iter"]), at, float(best["granularity_us"])
-    return int(best["iter"]), at
+    return int(best["iter"]), at, float(best["granularity_us"])
 
 
 def cmd_gaps(args, common, argv) -> int:
@@ -389,7 +387,7 @@ def cmd_gaps(args, common, argv) -> int:
         raise UsageError("give exactly one of --iter and --at")
     baseline = _check_baseline(args.baseline, list(impls))
     if args.at is not None:
-        iters, granularity = _iter_at(args.at)
+        iters, granularity, _ = _iter_at(args.at)
         print("metg gaps: -iter %d (granularity nearest %.1f us, from %s)"
               % (iters, granularity, args.at), file=sys.stderr)
     else:
@@ -443,7 +441,7 @@ def cmd_pairs(args, common, argv) -> int:
         raise UsageError("give exactly one of --iter and --at")
     baseline = _check_baseline(args.baseline, list(impls))
     if args.at is not None:
-        near, granularity, near_granularity = _iter_at(args.at, with_granularity=True)
+        near, granularity, near_granularity = _iter_at(args.at)
         iters = max(1, round(near * granularity / near_granularity))
         print("metg pairs: -iter %d (granularity %.1f us, from %s)" % (iters, granularity, args.at),
               file=sys.stderr)
