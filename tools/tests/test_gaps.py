@@ -1,11 +1,10 @@
 """metg gaps: step overhead from task traces (fake_taskbench writes them)."""
 
-import json
 import shlex
 import sys
 
 from weft_metg.gaps import read_traces, step_overheads
-from metg_cli import COMMON, FAKE, metg
+from metg_cli import COMMON, FAKE, iter_run_at_sweep, metg
 
 
 def test_overhead_is_step_time_minus_longest_task(tmp_path):
@@ -64,16 +63,7 @@ def test_cli_fails_a_binary_that_writes_no_trace():
 
 
 def test_cli_at_picks_the_baselines_iter_nearest_the_sweeps_granularity(tmp_path):
-    summary = {"baseline": "mpi", "impls": ["mpi"], "efficiency_at": {"granularity_us": 20.0},
-               "results": {"mpi": {"points": [{"iter": 1024, "granularity_us": 10.0},
-                                              {"iter": 2048, "granularity_us": 21.0},
-                                              {"iter": 4096, "granularity_us": 42.0}]}}}
-    (tmp_path / "metg.json").write_text(json.dumps(summary))
-    calls = tmp_path / "calls.txt"
-    r = metg("gaps", "--impl", "mpi=%s -fake-calls %s" % (FAKE, shlex.quote(str(calls))),
-             "--at", str(tmp_path), "--reps", "1", *COMMON)
-    assert r.returncode == 0, r.stderr
-    assert calls.read_text().split() == ["fake", "2048"]
+    assert iter_run_at_sweep(tmp_path, "gaps", 21.0) == 2048
 
 
 def test_cli_wants_exactly_one_of_iter_and_at(tmp_path):

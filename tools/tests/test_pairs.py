@@ -1,10 +1,9 @@
 """metg pairs: paired efficiency ratios against a baseline at one -iter."""
 
-import json
 import shlex
 
 from weft_metg.pairs import rotation, sign_test, table
-from metg_cli import COMMON, FAKE, metg
+from metg_cli import COMMON, FAKE, iter_run_at_sweep, metg
 
 
 def rows(stdout):
@@ -69,16 +68,7 @@ def test_cli_reports_failed_runs_and_exits_1():
 
 
 def test_cli_at_scales_the_nearest_iter_to_the_sweeps_granularity(tmp_path):
-    summary = {"baseline": "mpi", "impls": ["mpi"], "efficiency_at": {"granularity_us": 20.0},
-               "results": {"mpi": {"points": [{"iter": 1024, "granularity_us": 10.0},
-                                              {"iter": 2048, "granularity_us": 16.0},
-                                              {"iter": 4096, "granularity_us": 42.0}]}}}
-    (tmp_path / "metg.json").write_text(json.dumps(summary))
-    calls = tmp_path / "calls.txt"
-    r = metg("pairs", "--impl", "mpi=%s -fake-calls %s" % (FAKE, shlex.quote(str(calls))),
-             "--at", str(tmp_path), "--reps", "1", *COMMON)
-    assert r.returncode == 0, r.stderr
-    assert calls.read_text().split() == ["fake", "2560"]   # 2048 x 20 / 16
+    assert iter_run_at_sweep(tmp_path, "pairs", 16.0) == 2560   # 2048 x 20 / 16
 
 
 def test_cli_wants_exactly_one_of_iter_and_at(tmp_path):

@@ -377,7 +377,10 @@ def _iter_at(path: str) -> tuple[int, float, float]:
     return int(best["iter"]), at, float(best["granularity_us"])
 
 
-def cmd_gaps(args, common, argv) -> int:
+def _one_iter_setup(args, common, command: str, scale: bool):
+    """The implementations, the baseline and the -iter of gaps and pairs.
+    With --at, the baseline's -iter nearest the sweep's K x METG
+    granularity, scaled to that granularity when `scale`."""
     impls = _parse_impls(args.impl)
     try:
         check_common_args(common)
@@ -386,12 +389,18 @@ def cmd_gaps(args, common, argv) -> int:
     if (args.iter is None) == (args.at is None):
         raise UsageError("give exactly one of --iter and --at")
     baseline = _check_baseline(args.baseline, list(impls))
-    if args.at is not None:
-        iters, granularity, _ = _iter_at(args.at)
-        print("metg gaps: -iter %d (granularity nearest %.1f us, from %s)"
-              % (iters, granularity, args.at), file=sys.stderr)
-    else:
-        iters = args.iter
+    if args.at is None:
+        return impls, baseline, args.iter
+    iters, granularity, measured = _iter_at(args.at)
+    if scale:
+        iters = max(1, round(iters * granularity / measured))
+    print("metg %s: -iter %d (granularity %s%.1f us, from %s)"
+          % (command, iters, "" if scale else "nearest ", granularity, args.at), file=sys.stderr)
+    return impls, baseline, iters
+
+
+def cmd_gaps(args, common, argv) -> int:
+    impls, baseline, iters = _one_iter_setup(args, common, "gaps", scale=False)
     results = {name: [] for name in impls}
     failed = 0
     with tempfile.TemporaryDirectory(prefix="metg-gaps-") as tmp:
@@ -432,21 +441,7 @@ def cmd_gaps(args, common, argv) -> int:
 # ---------------------------------------------------------------- pairs
 
 def cmd_pairs(args, common, argv) -> int:
-    impls = _parse_impls(args.impl)
-    try:
-        check_common_args(common)
-    except ValueError as e:
-        raise UsageError(str(e))
-    if (args.iter is None) == (args.at is None):
-        raise UsageError("give exactly one of --iter and --at")
-    baseline = _check_baseline(args.baseline, list(impls))
-    if args.at is not None:
-        near, granularity, near_granularity = _iter_at(args.at)
-        iters = max(1, round(near * granularity / near_granularity))
-        print("metg pairs: -iter %d (granularity %.1f us, from %s)" % (iters, granularity, args.at),
-              file=sys.stderr)
-    else:
-        iters = args.iter
+    impls, baseline, iters = _one_iter_setup(args, common, "pairs", scale=True)
     names = list(impls)
     elapsed = {name: [] for name in names}
     failed = 0
