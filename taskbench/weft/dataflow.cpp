@@ -44,7 +44,7 @@ long build_chunk_steps(long width) { return std::max(1L, 256 / std::max(1L, widt
 /// builder or several alike (blocks of points per worker, like the ranks'
 /// blocks: a point's inputs then mostly come from its own worker's cache).
 struct build_split {
-  long first = 0, width = 1, threads = 1;
+  long first = 0;
   std::vector<long> bounds;
   std::vector<int> workers;  // worker of each local point (a table: no division per lookup)
   int worker_of(long x) const noexcept { return workers[static_cast<std::size_t>(x - first)]; }
@@ -74,20 +74,20 @@ bool few_cross_inputs(const taskbench::task_graph& g, const local_block& me, con
 build_split split_points(const taskbench::task_graph& g, const local_block& me) {
   build_split s;
   s.first = me.first;
-  s.width = std::max(1L, me.last - me.first);
-  s.threads = weft::num_threads();
-  for (long i = 0; i < s.width; ++i) s.workers.push_back(static_cast<int>(i * s.threads / s.width));
-  for (long k = 0; k <= s.threads; ++k) s.bounds.push_back(me.first + (k * s.width + s.threads - 1) / s.threads);
+  const long width = std::max(1L, me.last - me.first);
+  const long threads = weft::num_threads();
+  for (long i = 0; i < width; ++i) s.workers.push_back(static_cast<int>(i * threads / width));
+  for (long k = 0; k <= threads; ++k) s.bounds.push_back(me.first + (k * width + threads - 1) / threads);
   bool per_worker = false;
   switch (builders_mode) {
     case builders::one:
       break;
     case builders::per_worker:
-      per_worker = s.threads > 1;
+      per_worker = threads > 1;
       break;
     case builders::automatic:
       // At least two points per worker, and few inputs crossing workers.
-      per_worker = s.threads > 1 && s.width >= 2 * s.threads && few_cross_inputs(g, me, s);
+      per_worker = threads > 1 && width >= 2 * threads && few_cross_inputs(g, me, s);
       break;
   }
   if (!per_worker) s.bounds = {me.first, me.last};
@@ -109,12 +109,14 @@ struct build_gate {
 /// run fails: the error ends the job, but until then tasks of this run that
 /// are still pending (and handlers of outputs still arriving) may use it.
 struct run_state {
-  run_state(const taskbench::task_graph& g, const local_block& me, build_split s)
-      : box(g, me),
+  run_state(const taskbench::task_graph& g, const local_block& m, build_split s)
+      : me(m),
+        box(g, me),
         split(std::move(s)),
         exchange(g.max_width, [&g, this](long t, long p) { return cross_consumers(g, t, p); }),
         scratch(g),
         gates(static_cast<std::size_t>(split.builders())) {}
+  const local_block me;  // this rank's points
   mailbox box;
   const build_split split;
   output_slots exchange;  // outputs for other builders' points (several builders only)
@@ -128,10 +130,9 @@ struct run_state {
   int cross_consumers(const taskbench::task_graph& g, long t, long p) const {
     int n = 0;
     const int from = split.builder_of(p);
-    g.for_each_output(t, p, [&](long c) { n += rank_owns(c) && split.builder_of(c) != from ? 1 : 0; });
+    g.for_each_output(t, p, [&](long c) { n += me.owns(c) && split.builder_of(c) != from ? 1 : 0; });
     return n;
   }
-  bool rank_owns(long x) const noexcept { return x >= split.bounds.front() && x < split.bounds.back(); }
   void settle(std::exception_ptr error) {
     if (settled.exchange(true, std::memory_order_acq_rel)) return;
     {
@@ -166,7 +167,8 @@ struct run_state {
 /// Builds the nodes of builder k's points for every timestep; returns the
 /// outputs that no node of this builder consumes (the sinks), or what it has
 /// built when the run failed meanwhile.
-std::vector<output_future> build(const taskbench::task_graph& g, const local_block& me, run_state* st, int k) {
+std::vector<output_future> build(const taskbench::task_graph& g, run_state* st, int k) {
+  const local_block& me = st->me;
   const build_split& split = st->split;
   const long first_x = split.bounds[static_cast<std::size_t>(k)];
   const long last_x = split.bounds[static_cast<std::size_t>(k) + 1];
@@ -268,9 +270,9 @@ void run_graph(const taskbench::task_graph& g) {
   // once the sinks are done, this rank's part is done.
   // A builder that throws (out of memory) ends the run like a failed task:
   // nodes it built may still run, so the state must stay (see run_state).
-  auto build_or_settle = [&g, me, st](int k) {
+  auto build_or_settle = [&g, st](int k) {
     try {
-      return build(g, me, st, k);
+      return build(g, st, k);
     } catch (...) {  // the other builders stop at their next wait
       st->settle(std::current_exception());
       return std::vector<output_future>{};
