@@ -33,11 +33,11 @@ constexpr int tag_bulk = 2;
 // body on tag_bulk too, ahead of its segments (wire_body_apart).
 // The prefix is 8 bytes, plus 8 more for a body of 64 KiB or more (rare:
 // bodies that big are arrays, which travel as bulk segments). MPICH/UCX
-// sends a message of up to 88 bytes 0.09 us faster one way than one of 96
-// (its shared-memory short-message limit; measured with a plain MPI
-// ping-pong, docs/BENCHMARKS.md), and every byte of prefix counts against
-// it: with 8 bytes a remote call returning a 64-byte array (88 bytes) stays
-// under, with the earlier 16 it did not.
+// sends a message of up to 92 bytes ~0.08 us faster one way than one of 93
+// or more (its shared-memory short-message limit; bench_mpi_costs measures
+// it, docs/BENCHMARKS.md), and every byte of prefix counts against it: with
+// 8 bytes a remote call returning a 64-byte array (88 bytes) stays under,
+// with the earlier 16 it did not.
 struct wire_prefix {
   std::uint8_t magic;
   std::uint8_t handler;
