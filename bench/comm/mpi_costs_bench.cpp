@@ -154,7 +154,7 @@ bool complete(retire how, MPI_Request& sq) {
 
 /// Mean ticks per call on rank 0 over an 8-byte ping-pong of k round trips.
 struct call_costs {
-  double irecv = 0, isend = 0, complete_at_once = 0, complete_later = 0, empty_test = 0;
+  double irecv = 0, isend = 0, completion = 0, empty_test = 0;
 };
 
 /// `how` completes the send either right after MPI_Isend (`at_once`) or
@@ -202,7 +202,7 @@ call_costs measure_calls(int me, long k, retire how, bool at_once) {
   call_costs c;
   c.irecv = static_cast<double>(irecv) / kd;
   c.isend = static_cast<double>(isend) / kd;
-  (at_once ? c.complete_at_once : c.complete_later) = static_cast<double>(completion) / kd;
+  c.completion = static_cast<double>(completion) / kd;
   c.empty_test = n_empty ? static_cast<double>(empty) / static_cast<double>(n_empty) : 0;
   return c;
 }
@@ -239,25 +239,25 @@ int main(int argc, char** argv) {
       const summary st = summarize(lat[s]);
       std::printf("| %d B | %.3f [%.3f] |\n", sizes[s], st.median, st.min);
     }
-    auto cell = [&](auto field, int how, int at_once) {
+    auto cell = [&](double call_costs::*field, int how, int at_once) {
       std::vector<double> v;
-      for (const call_costs& c : calls[how][at_once]) v.push_back(field(c) * ns);
+      for (const call_costs& c : calls[how][at_once]) v.push_back(c.*field * ns);
       const summary st = summarize(v);
       std::printf(" %.0f [%.0f] |", st.median, st.min);
     };
     std::printf("\nns per call on rank 0, 8 B ping-pong\n\n| call | ns |\n|---|---|\n");
     std::printf("| MPI_Irecv |");
-    cell([](const call_costs& c) { return c.irecv; }, 1, 0);
+    cell(&call_costs::irecv, 1, 0);
     std::printf("\n| MPI_Isend |");
-    cell([](const call_costs& c) { return c.isend; }, 1, 0);
+    cell(&call_costs::isend, 1, 0);
     std::printf("\n| MPI_Test finding nothing |");
-    cell([](const call_costs& c) { return c.empty_test; }, 1, 0);
+    cell(&call_costs::empty_test, 1, 0);
     std::printf("\n");
     for (int how = 0; how < 3; ++how) {
       std::printf("| %s on the send, right after MPI_Isend |", retire_names[static_cast<std::size_t>(how)]);
-      cell([](const call_costs& c) { return c.complete_at_once; }, how, 1);
+      cell(&call_costs::completion, how, 1);
       std::printf("\n| %s on the send, once the reply came |", retire_names[static_cast<std::size_t>(how)]);
-      cell([](const call_costs& c) { return c.complete_later; }, how, 0);
+      cell(&call_costs::completion, how, 0);
       std::printf("\n");
     }
   }
