@@ -182,6 +182,26 @@ TEST(RemoteCall, BodiesAroundTheLongFrameLimit) {
   });
 }
 
+// Calls and results whose bodies lie on both sides of 255 bytes, where the
+// mpi wire frame switches from its 4-byte compact prefix to the full one,
+// all in flight at once so both kinds share MPI messages: every one
+// arrives intact, in both directions.
+TEST(RemoteCall, BodiesAroundTheCompactFrameLimit) {
+  on_every_rank([] {
+    const int peer = (weft::rank() + 1) % weft::nranks();
+    std::vector<std::string> sent;
+    std::vector<weft::future<std::string>> backs;
+    for (std::size_t len = 200; len <= 320; ++len) {
+      std::string s(len, 'a');
+      for (std::size_t i = 0; i < len; ++i) s[i] = static_cast<char>('a' + (i * 7 + len + static_cast<std::size_t>(weft::rank())) % 26);
+      sent.push_back(s);
+      backs.push_back(weft::async_at(peer, [](std::string v) { return std::string(v.rbegin(), v.rend()); }, std::move(s)));
+    }
+    for (std::size_t i = 0; i < backs.size(); ++i)
+      EXPECT_EQ(backs[i].get(), std::string(sent[i].rbegin(), sent[i].rend())) << "length " << sent[i].size();
+  });
+}
+
 // A body longer than an eager message (the mpi backend sends it apart,
 // ahead of the big segments, on the same tag) together with big segments:
 // body and segments arrive whole and in their places, both ways, while
