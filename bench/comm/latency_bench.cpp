@@ -25,6 +25,13 @@
 //             where echo returns its std::vector<char> argument: the payload
 //             really travels there and back, deserialized into a fresh
 //             vector at each end (what an application passing vectors pays).
+//   weft chain (systems weft-mpi-chain, weft-smp-chain) the paper's own
+//             form ("every ping and pong is performed by a different HPX
+//             task"): each is a task of its own, started by the message
+//             before it, and nobody waits on a future:
+//               ping on rank 0:  weft::post_at(1, pong, left, payload(size))
+//               pong on rank 1:  weft::post_at(0, ping, left - 1, payload(size))
+//             until `left` reaches 0 (K round trips a chain).
 //
 //   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
 //                 [--round-trips R] [--size S] [--window W] [--weft:...]
@@ -33,9 +40,11 @@
 //
 // CSV (appended; one row per system, size and window):
 //   bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s
-// system: mpi (raw MPI), weft-mpi, weft-smp. *_us: one-way latency in
-// microseconds over the repetitions; median_msgs_per_s = window / median.
+// system: mpi (raw MPI), weft-mpi, weft-smp, and their -echo and -chain
+// forms. *_us: one-way latency in microseconds over the repetitions;
+// median_msgs_per_s = window / median.
 #include <array>
+#include <atomic>
 #include <stdexcept>
 
 #include "comm_common.hpp"
@@ -133,6 +142,47 @@ const weft::buffer<char>& payload(long size) {
 
 weft::buffer<char> pong(weft::buffer<char> in) { return payload(static_cast<long>(in.size())); }
 
+// Task chains (systems weft-*-chain; see the top of the file). Rank 0's
+// ping ends its chain after the last round trip and fulfils `chains_done`
+// after the last chain. Function objects, not plain functions: a plain
+// function's call id takes 16 bytes instead of 8, and the 40-byte body
+// would no longer fit inside the message (an allocation and a copy on
+// each side, ~0.15 us a round trip; docs/BENCHMARKS.md, fifteenth session).
+std::atomic<long> chains_left{0};
+weft::promise<void> chains_done;
+
+struct chain_pong_fn {
+  void operator()(long left, weft::buffer<char> in) const;
+};
+struct chain_ping_fn {
+  void operator()(long left, weft::buffer<char> in) const {
+    if (left == 0) {
+      if (chains_left.fetch_sub(1, std::memory_order_acq_rel) == 1) chains_done.set_value();
+      return;
+    }
+    weft::post_at(1, chain_pong_fn{}, left, payload(static_cast<long>(in.size())));
+  }
+};
+void chain_pong_fn::operator()(long left, weft::buffer<char> in) const {
+  weft::post_at(0, chain_ping_fn{}, left - 1, payload(static_cast<long>(in.size())));
+}
+
+double chain_once(long size, long w, long k) {
+  weft::barrier();
+  double secs = 0;
+  if (weft::rank() == 0) {
+    chains_done = weft::promise<void>();
+    weft::future<void> done = chains_done.get_future();
+    chains_left.store(w);
+    const auto t0 = clk::now();
+    for (long c = 0; c < w; ++c) weft::post_at(1, chain_pong_fn{}, k, payload(size));
+    done.get();
+    secs = seconds_since(t0);
+  }
+  weft::barrier();
+  return secs;
+}
+
 /// Runs on both ranks; returns the seconds measured on rank 0. `echo_vectors`:
 /// the weft echo variant (see the top of the file).
 double weft_once(long size, long w, long k, bool echo_vectors) {
@@ -180,6 +230,8 @@ void weft_pass(const std::string& system) {
         if (weft::rank() == 0)
           record(echo_vectors ? system + "-echo" : system, size, w, s / static_cast<double>(k) / 2 * 1e6);
       }
+      const double s = chain_once(size, w, k);
+      if (weft::rank() == 0) record(system + "-chain", size, w, s / static_cast<double>(k) / 2 * 1e6);
     }
 }
 
