@@ -40,7 +40,7 @@ done
 import csv, sys, os
 
 out = sys.argv[1]
-systems = ["mpi", "weft-mpi", "weft-smp", "weft-mpi-echo", "weft-smp-echo"]
+systems = ["mpi", "weft-mpi", "weft-smp", "weft-mpi-chain", "weft-smp-chain", "weft-mpi-echo", "weft-smp-echo"]
 
 def size(b):
     b = int(b)
