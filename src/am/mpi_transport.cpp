@@ -331,6 +331,7 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
   if (n_bulk == 0 && bytes.size() <= compact_body_max) {
+    // Most calls and replies: compact prefix, header, body, copied whole.
     const std::size_t frame = sizeof(wire_compact_prefix) + header.size() + bytes.size();
     if (!batch.buffer.empty() && batch.buffer.size() + frame > batch_limit_) close_batch(batch);
     const wire_compact_prefix pre{wire_compact_magic, static_cast<std::uint8_t>(m.handler),
