@@ -21,6 +21,7 @@
 #include <functional>
 #include <iterator>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <tuple>
 #include <type_traits>
@@ -265,17 +266,30 @@ future<T> make_exceptional_future(std::exception_ptr e) {
 
 namespace detail {
 
-/// Runs `fn` and stores its result (or exception) in `s`.
-template <class R, class Fn>
+struct no_hold {};
+
+/// Runs `fn` and stores its result (or exception) in `s`. A `Hold` object
+/// lives from when `fn` returns until the store, which wakes the state's
+/// waiters, is done (dataflow: own_placed_hold). Not across `fn` itself:
+/// it may block and resume on another worker.
+template <class R, class Fn, class Hold = no_hold>
 void fulfil(state<R>& s, Fn& fn) noexcept {
+  std::optional<Hold> hold;
   try {
     if constexpr (std::is_void_v<R>) {
       std::invoke(fn);
+      hold.emplace();
       s.set_value();
     } else {
-      s.set_value(std::invoke(fn));
+      // The result stays the temporary set_value takes (no extra move).
+      auto then_hold = [&hold](auto&& v) -> decltype(auto) {
+        hold.emplace();
+        return std::forward<decltype(v)>(v);
+      };
+      s.set_value(then_hold(std::invoke(fn)));
     }
   } catch (...) {
+    if (!hold) hold.emplace();
     s.set_exception(std::current_exception());
   }
 }
@@ -513,9 +527,7 @@ class dataflow_task final : public state<R>, public task_base {
   static void run_it(task_base* t) noexcept {
     auto* self = static_cast<dataflow_task*>(t);
     auto call = [self]() -> decltype(auto) { return std::invoke(self->fn_, self->in_); };
-    void* holder = begin_holding_own_placed();
-    fulfil<R>(*self, call);
-    release_own_placed(holder);
+    fulfil<R, decltype(call), own_placed_hold>(*self, call);
     // Dropping the inputs touches lines their producers' cores wrote:
     // done when this worker is idle, not before its next task.
     self->task_base::run = &clean_up;

@@ -433,33 +433,26 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
   const std::byte* const end = buf.data() + buf.size();
   if (c == end) bad("empty message");
   while (c != end) {
+    // A compact prefix reads as the full one with no flags and no segments.
+    wire_prefix pre;
+    std::size_t prefix_len = sizeof pre;
     if (*c == std::byte{wire_compact_magic}) {
       wire_compact_prefix cp;
-      if (static_cast<std::size_t>(end - c) < sizeof cp) bad("shorter than its prefix");
+      prefix_len = sizeof cp;
+      if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
       std::memcpy(&cp, c, sizeof cp);
-      if (cp.header_len > am_header_capacity) bad("protocol header too long");
-      c += sizeof cp;
-      if (std::size_t{cp.header_len} + cp.body_len > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
-      am_message m;
-      m.source = source;
-      m.handler = static_cast<am_handler>(cp.handler);
-      m.set_header(c, cp.header_len);
-      c += cp.header_len;
-      m.set_body_bytes(c, cp.body_len);
-      c += cp.body_len;
-      deliver(std::move(m));
-      continue;
+      pre = wire_prefix{wire_magic, cp.handler, cp.header_len, 0, 0, cp.body_len};
+    } else {
+      if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
+      std::memcpy(&pre, c, sizeof pre);
+      if (pre.magic != wire_magic) bad("bad magic");
     }
-    wire_prefix pre;
-    if (static_cast<std::size_t>(end - c) < sizeof pre) bad("shorter than its prefix");
-    std::memcpy(&pre, c, sizeof pre);
-    if (pre.magic != wire_magic) bad("bad magic");
     if (pre.header_len > am_header_capacity) bad("protocol header too long");
     if ((pre.flags & ~wire_known_flags) != 0) bad("unknown frame flags");
     const bool body_apart = (pre.flags & wire_body_apart) != 0;
     if (body_apart && (pre.flags & (wire_long_body | wire_flattened)) != wire_long_body)
       bad("a body sent apart without its length");
-    c += sizeof pre;
+    c += prefix_len;
     std::uint64_t body_len = pre.body_len;
     if (pre.flags & wire_long_body) {
       if (static_cast<std::size_t>(end - c) < 8) bad("shorter than its prefix");

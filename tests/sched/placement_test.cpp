@@ -174,3 +174,28 @@ TEST(Placement, ConcurrentPlacersAndTakersRunEveryTaskOnce) {
   for (auto& f : outer) f.get();
   for (int id = 0; id < placers * per_placer; ++id) ASSERT_EQ(runs[id].load(), 1) << "task " << id;
 }
+
+TEST(Placement, PlacedDataflowWaitsForAnotherPlacedNode) {
+  // A placed node whose function waits for a second node placed on the
+  // same worker, which becomes ready only while the first waits: the first
+  // suspends and its worker must queue and run the second. (Nodes that a
+  // node's result makes ready are held back while it publishes that result,
+  // but not while its function runs; holding them across the wait hung
+  // here.)
+  scoped_runtime rt({"--weft:threads=1"});
+  using input = std::vector<weft::shared_future<int>>;
+  const int got = weft::async([] {
+    weft::promise<int> gate;
+    weft::shared_future<int> second =
+        weft::dataflow(weft::on_thread{0}, [](input& v) { return v[0].get() + 1; }, input{gate.get_future().share()})
+            .share();
+    auto first = weft::dataflow(weft::on_thread{0}, [&gate, second](input& v) {
+      auto opener = weft::async([&gate] { gate.set_value(41); });  // runs while this node waits
+      const int r = second.get() + v[0].get();
+      opener.get();
+      return r;
+    }, input{weft::make_ready_future(0).share()});
+    return first.get();
+  }).get();
+  EXPECT_EQ(got, 42);
+}

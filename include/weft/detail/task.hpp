@@ -46,6 +46,15 @@ void spawn_on_thread(void* sched, int index, task_base* t) noexcept;
 void* begin_holding_own_placed() noexcept;
 bool hold_own_placed(void* sched, int index, task_base* t) noexcept;
 void release_own_placed(void* holder) noexcept;
+/// Holds them for its lifetime, which must not span a suspension (the
+/// holder is the worker it began on).
+struct own_placed_hold {
+  void* holder = begin_holding_own_placed();
+  own_placed_hold() = default;
+  own_placed_hold(const own_placed_hold&) = delete;
+  own_placed_hold& operator=(const own_placed_hold&) = delete;
+  ~own_placed_hold() { release_own_placed(holder); }
+};
 
 /// For a task finishing on a worker: run `t` (the task's own object, its
 /// `run` now pointing at its cleanup) once the calling worker finds nothing
