@@ -50,6 +50,13 @@ fiber* fiber_create(std::size_t stack_size) {
 void fiber_destroy(fiber* f) noexcept {
   if (f == nullptr) return;
   if (f->owns_stack) {
+#if WEFT_ASAN
+    // The stack's shadow still holds the redzones of frames that were never
+    // unwound, and ASan does not clear shadow on munmap: a later mapping at
+    // this address (UCX's shared-memory FIFO, say) would inherit them and
+    // every write into it would be reported as a stack-buffer-underflow.
+    __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
+#endif
     munmap(f->stack_lo - page_size(), f->stack_size + page_size());
 #if WEFT_TSAN
     __tsan_destroy_fiber(f->tsan);
