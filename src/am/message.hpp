@@ -58,12 +58,43 @@ class am_return_channel {
 /// What does not fit inline in a message. From weft's task allocator: it is
 /// often freed on another thread than the one that made it, which that
 /// allocator handles without locks.
+///
+/// A body of up to copied_body_limit bytes lives in the same block, right
+/// after the object (its "tail"): one allocation per message instead of the
+/// block plus a std::vector's heap buffer, on the sender and again on the
+/// receiver (a 40-byte body cost ~500 instructions more than an inline one
+/// on the receiving rank, most of it the vector's malloc and free;
+/// docs/BENCHMARKS.md, fifteenth and sixteenth sessions). Larger bodies,
+/// and bodies received in pieces, use `bytes`.
 struct am_out_of_line : pooled {
-  std::vector<std::byte> bytes;                      // body bytes
+  std::vector<std::byte> bytes;                      // body bytes, unless in the tail
   std::vector<std::span<const std::byte>> bulk;      // zero-copy views of large payloads
   serialization::owner keep;                         // what `bulk` points into
   am_return_channel* home = nullptr;                 // set: freed by its allocating thread
   am_out_of_line* next_returned = nullptr;           // in `home`'s list
+  std::uint32_t tail_size = 0;                       // non-zero: the body is the tail
+
+  using pooled::operator new;
+  using pooled::operator delete;
+  /// `new (n) am_out_of_line`: a block with room for an n-byte tail.
+  static void* operator new(std::size_t size, std::size_t tail) { return task_alloc(size + tail); }
+  static void operator delete(void* p, std::size_t) noexcept { task_free(p); }
+
+  /// A block whose body is a copy of [p, p + n), stored in its tail.
+  static am_out_of_line* with_tail_copy(const std::byte* p, std::size_t n) {
+    auto* b = new (n) am_out_of_line;
+    if (n != 0) std::memcpy(b->tail(), p, n);
+    b->tail_size = static_cast<std::uint32_t>(n);
+    return b;
+  }
+  std::span<const std::byte> body() const noexcept {
+    if (tail_size != 0) return {tail(), tail_size};
+    return bytes;
+  }
+
+ private:
+  std::byte* tail() noexcept { return reinterpret_cast<std::byte*>(this + 1); }
+  const std::byte* tail() const noexcept { return reinterpret_cast<const std::byte*>(this + 1); }
 };
 
 /// Frees an out-of-line block, or sends it home to be freed there.
@@ -160,14 +191,15 @@ class am_message {
     set_large_body(std::move(body), std::move(keep));
   }
   [[gnu::noinline]] void set_large_body(serialization::message&& body, serialization::owner&& keep) {
-    large_.reset(new out_of_line);
-    if (body.bytes.size() <= copied_body_limit)
-      // A copy of exact size; the writer's buffer stays with the caller,
-      // who serializes the next call into it (taking it along cost two
-      // allocations per message as the next writer grew a fresh buffer).
-      large_->bytes.assign(body.bytes.begin(), body.bytes.end());
-    else
+    if (body.bytes.size() <= copied_body_limit) {
+      // A copy in the block's tail; the writer's buffer stays with the
+      // caller, who serializes the next call into it (taking it along cost
+      // two allocations per message as the next writer grew a fresh buffer).
+      large_.reset(out_of_line::with_tail_copy(body.bytes.data(), body.bytes.size()));
+    } else {
+      large_.reset(new out_of_line);
       large_->bytes = std::move(body.bytes);
+    }
     large_->bulk = std::move(body.bulk);
     large_->keep = std::move(keep);
   }
@@ -177,28 +209,27 @@ class am_message {
       set_inline_body(p, n);
       return;
     }
-    large_.reset(new out_of_line);
-    large_->bytes.assign(p, p + n);
+    large_.reset(n <= copied_body_limit ? out_of_line::with_tail_copy(p, n) : vector_body_copy(p, n));
   }
-  /// The out-of-line block, created on first use (receivers of bulk data).
+  /// The out-of-line block, created on first use (receivers of bulk data;
+  /// one receiving a body apart fills `bytes` itself, its inline body is
+  /// empty).
   out_of_line& spill() {
     if (!large_) {
       const auto inline_bytes = body_bytes();
-      std::unique_ptr<out_of_line, am_out_of_line_release> fresh(new out_of_line);
-      fresh->bytes.assign(inline_bytes.begin(), inline_bytes.end());
-      large_ = std::move(fresh);
+      large_.reset(out_of_line::with_tail_copy(inline_bytes.data(), inline_bytes.size()));
       body_size_ = 0;
     }
     return *large_;
   }
 
   std::span<const std::byte> body_bytes() const noexcept {
-    if (large_) return large_->bytes;
+    if (large_) return large_->body();
     return {inline_ + header_size_, body_size_};
   }
   /// Moves the body bytes out (collective payloads).
   std::vector<std::byte> take_body_bytes() {
-    if (large_) return std::move(large_->bytes);
+    if (large_ && large_->tail_size == 0) return std::move(large_->bytes);
     const auto b = body_bytes();
     return std::vector<std::byte>(b.begin(), b.end());
   }
@@ -219,7 +250,7 @@ class am_message {
   void return_out_of_line_to(am_return_channel* home) noexcept {
     // Bodies up to copied_body_limit were copied at their size (set_body):
     // only a larger one holds a big buffer.
-    if (large_ && (large_->keep || !large_->bulk.empty() || large_->bytes.size() > copied_body_limit))
+    if (large_ && (large_->keep || !large_->bulk.empty() || large_->body().size() > copied_body_limit))
       large_->home = home;
   }
 
@@ -227,13 +258,18 @@ class am_message {
   /// (weft::buffer) take a share of `keep` rather than copying.
   serialization::reader reader() {
     if (!large_) return serialization::reader(body_bytes());
-    serialization::reader r(large_->bytes, large_->bulk);
+    serialization::reader r(large_->body(), large_->bulk);
     r.share_bulk_owner(&large_->keep);
     return r;
   }
 
  private:
   bool fits_inline(std::size_t n) const noexcept { return header_size_ + n <= am_inline_capacity; }
+  static out_of_line* vector_body_copy(const std::byte* p, std::size_t n) {
+    auto* b = new out_of_line;
+    b->bytes.assign(p, p + n);
+    return b;
+  }
   void set_inline_body(const std::byte* p, std::size_t n) noexcept {
     body_size_ = static_cast<std::uint8_t>(n);
     copy_words(inline_ + header_size_, p, n);
