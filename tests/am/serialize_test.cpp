@@ -30,6 +30,14 @@ namespace ser = weft::serialization;
 
 namespace {
 
+/// A length header in its long form: marker byte, then the count as a u64.
+std::vector<std::byte> long_header(std::uint64_t count, bool bulk) {
+  std::vector<std::byte> h(9);
+  h[0] = std::byte{bulk ? ser::detail::bulk_count_marker : ser::detail::long_count_marker};
+  std::memcpy(h.data() + 1, &count, 8);
+  return h;
+}
+
 // ---- user types --------------------------------------------------------------
 struct point {
   int x = 0;
@@ -277,12 +285,26 @@ TEST(Serialize, SeveralValuesAndArchiveOperators) {
 }
 
 TEST(Serialize, WireFormat) {
-  // string: u64 (length << 1 | bulk flag), then the bytes
+  // string: a one-byte length when short, then the bytes
   ser::message m = weft::serialize(std::string("abc"));
-  ASSERT_EQ(m.bytes.size(), 8u + 3u);
-  std::uint64_t h;
-  std::memcpy(&h, m.bytes.data(), 8);
-  EXPECT_EQ(h, 3u << 1);
+  ASSERT_EQ(m.bytes.size(), 1u + 3u);
+  EXPECT_EQ(m.bytes[0], std::byte{3});
+  // the longest short length, and the first that takes marker + u64
+  const std::string at_limit(ser::detail::short_count_max, 'a');
+  const std::string past_limit(ser::detail::short_count_max + 1u, 'b');
+  m = weft::serialize(at_limit);
+  ASSERT_EQ(m.bytes.size(), 1u + at_limit.size());
+  EXPECT_EQ(m.bytes[0], std::byte{ser::detail::short_count_max});
+  m = weft::serialize(past_limit);
+  ASSERT_EQ(m.bytes.size(), 9u + past_limit.size());
+  EXPECT_TRUE(std::equal(m.bytes.begin(), m.bytes.begin() + 9, long_header(past_limit.size(), false).begin()));
+  EXPECT_EQ(weft::deserialize<std::string>(weft::serialize_to_bytes(at_limit)), at_limit);
+  EXPECT_EQ(weft::deserialize<std::string>(weft::serialize_to_bytes(past_limit)), past_limit);
+  // non-contiguous containers use the same header
+  const std::vector<std::string> many(300, "s");
+  EXPECT_EQ(weft::serialize(many).bytes.size(), 9u + 300u * 2u);
+  EXPECT_EQ(round_trip(many), many);
+  EXPECT_EQ(weft::serialize(std::map<int, int>{{1, 2}}).bytes.size(), 1u + 8u);
   // optional: u8 flag; variant: u32 index; bool: u8
   EXPECT_EQ(weft::serialize(std::optional<int>{}).bytes.size(), 1u);
   EXPECT_EQ(weft::serialize(std::optional<int>{1}).bytes.size(), 5u);
@@ -357,7 +379,7 @@ TEST(ZeroCopy, LargeVectorIsReferencedNotCopied) {
   ASSERT_EQ(m.bulk.size(), 1u);
   EXPECT_EQ(m.bulk[0].data(), reinterpret_cast<const std::byte*>(v.data()));
   EXPECT_EQ(m.bulk[0].size(), v.size() * sizeof(double));
-  EXPECT_EQ(m.bytes.size(), 4u + 8u + 8u + 4u);  // int, descriptor, string header + 4 chars
+  EXPECT_EQ(m.bytes.size(), 4u + 9u + 1u + 4u);  // int, bulk descriptor, string header + 4 chars
   EXPECT_EQ(m.total_size(), m.bytes.size() + v.size() * sizeof(double));
 
   // the transport delivers the bulk segment somewhere else
@@ -440,9 +462,7 @@ TEST(ZeroCopy, BulkMismatchesAreDetected) {
   std::span<const std::byte> extra[] = {m.bulk[0], m.bulk[0]};
   EXPECT_THROW(weft::deserialize<std::vector<int>>(m.bytes, extra), weft::serialization_error);
   // bulk flag on a non-contiguous container
-  std::vector<std::byte> bad(8);
-  std::uint64_t h = (1u << 1) | 1u;
-  std::memcpy(bad.data(), &h, 8);
+  const std::vector<std::byte> bad = long_header(1, true);
   EXPECT_THROW(weft::deserialize<std::vector<std::string>>(bad, m.bulk), weft::serialization_error);
 }
 
@@ -495,6 +515,21 @@ TEST(Robustness, TrailingBytesThrow) {
   EXPECT_NO_THROW((weft::deserialize<int, int>(b)));
 }
 
+TEST(Robustness, LengthHeaders) {
+  // the one byte value that is neither a short length nor a marker
+  std::vector<std::byte> b{std::byte{0xff}, std::byte{0}};
+  EXPECT_THROW(weft::deserialize<std::string>(b), weft::serialization_error);
+  EXPECT_THROW(weft::deserialize<std::vector<std::string>>(b), weft::serialization_error);
+  // a marker without its count
+  b = {std::byte{ser::detail::long_count_marker}, std::byte{1}};
+  EXPECT_THROW(weft::deserialize<std::string>(b), weft::serialization_error);
+  // the long form of a small count reads the same
+  b = long_header(2, false);
+  b.push_back(std::byte{'h'});
+  b.push_back(std::byte{'i'});
+  EXPECT_EQ(weft::deserialize<std::string>(b), "hi");
+}
+
 TEST(Robustness, InvalidTagsThrow) {
   std::vector<std::byte> b{std::byte{2}};
   EXPECT_THROW(weft::deserialize<bool>(b), weft::serialization_error);
@@ -507,17 +542,16 @@ TEST(Robustness, InvalidTagsThrow) {
 
 TEST(Robustness, HugeLengthsThrowWithoutAllocating) {
   for (std::uint64_t count : {std::uint64_t{1} << 62, std::uint64_t{1} << 40, std::uint64_t{1} << 20, std::uint64_t{1000}}) {
-    std::vector<std::byte> b(8 + 16);
-    std::uint64_t h = count << 1;
-    std::memcpy(b.data(), &h, 8);
+    std::vector<std::byte> b = long_header(count, false);
+    b.resize(9 + 16);
     EXPECT_THROW(weft::deserialize<std::string>(b), weft::serialization_error);
     EXPECT_THROW(weft::deserialize<std::vector<double>>(b), weft::serialization_error);
     EXPECT_THROW(weft::deserialize<std::vector<std::string>>(b), weft::serialization_error);
     EXPECT_THROW((weft::deserialize<std::map<int, int>>(b)), weft::serialization_error);
     EXPECT_THROW(weft::deserialize<std::vector<point>>(b), weft::serialization_error);
     EXPECT_THROW(weft::deserialize<std::vector<empty_hook>>(b), weft::serialization_error);
-    h = (count << 1) | 1;
-    std::memcpy(b.data(), &h, 8);
+    const std::vector<std::byte> bulk = long_header(count, true);
+    std::copy(bulk.begin(), bulk.end(), b.begin());
     std::vector<std::byte> seg(64);
     std::span<const std::byte> spans[] = {seg};
     EXPECT_THROW(weft::deserialize<std::vector<double>>(b, spans), weft::serialization_error);
@@ -610,9 +644,9 @@ TEST(SerializeBuffer, SharesTheOwnerOfReceivedMemory) {
 }
 
 TEST(SerializeBuffer, MisalignedBytesAreCopiedToAlignedStorage) {
-  std::vector<std::byte> raw(8 + 1 + 600 * sizeof(double));
-  const std::uint64_t header = std::uint64_t{600} << 1 | 1;  // bulk
-  std::memcpy(raw.data(), &header, 8);
+  std::vector<std::byte> raw(9 + 600 * sizeof(double));
+  const std::vector<std::byte> header = long_header(600, true);
+  std::copy(header.begin(), header.end(), raw.begin());
   std::byte* odd = raw.data() + 9;  // not aligned for double
   for (int k = 0; k < 600; ++k) {
     const double v = k * 0.5;
@@ -621,7 +655,7 @@ TEST(SerializeBuffer, MisalignedBytesAreCopiedToAlignedStorage) {
   std::vector<std::span<const std::byte>> bulk = {std::span<const std::byte>(odd, 600 * sizeof(double))};
   auto keep = weft::serialization::owner::borrow(raw.data(), [](void*) noexcept {});
   weft::buffer<double> b;
-  weft::serialization::reader r(std::span<const std::byte>(raw.data(), 8), bulk);
+  weft::serialization::reader r(std::span<const std::byte>(raw.data(), 9), bulk);
   r.share_bulk_owner(&keep);
   r & b;
   ASSERT_EQ(b.size(), 600u);
@@ -632,8 +666,8 @@ TEST(SerializeBuffer, MisalignedBytesAreCopiedToAlignedStorage) {
 TEST(SerializeBuffer, CorruptLengthIsRejected) {
   weft::buffer<std::uint32_t> b(100, 1u);
   auto bytes = weft::serialize_to_bytes(b);
-  const std::uint64_t lie = std::uint64_t{101} << 1;
-  std::memcpy(bytes.data(), &lie, 8);
+  ASSERT_EQ(bytes[0], std::byte{100});  // a short length header
+  bytes[0] = std::byte{101};
   EXPECT_THROW(weft::deserialize<weft::buffer<std::uint32_t>>(bytes), weft::serialization_error);
 }
 

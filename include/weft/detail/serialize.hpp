@@ -339,7 +339,7 @@ constexpr std::size_t min_wire_size() {
     return 1;
   } else if constexpr (k == kind::string || k == kind::vector || k == kind::map ||
                        k == kind::set) {
-    return 8;
+    return 1;  // a short length header
   } else if constexpr (k == kind::variant) {
     return 4;
   } else if constexpr (k == kind::pair) {
@@ -358,8 +358,15 @@ constexpr std::size_t min_wire_size() {
   }
 }
 
-// Header word of strings and sequences: (count << 1) | bulk flag.
-inline constexpr std::uint64_t bulk_flag = 1;
+// Length header of strings and sequences. Most counts are small, and every
+// byte counts on the wire (MPICH over UCX sends up to 92 bytes by a cheaper
+// path; docs/BENCHMARKS.md): one byte holds a count up to short_count_max;
+// otherwise a marker byte says which of the two long forms follows, then the
+// count as a u64. Only large payloads go as bulk segments, so a bulk count
+// always takes the long form.
+inline constexpr std::uint8_t short_count_max = 0xfc;
+inline constexpr std::uint8_t long_count_marker = 0xfd;  // u64 count, elements inline
+inline constexpr std::uint8_t bulk_count_marker = 0xfe;  // u64 count, elements in a bulk segment
 
 [[noreturn]] inline void fail(const char* what) {
   throw serialization_error(std::string("weft: deserialization failed: ") + what);
@@ -509,12 +516,23 @@ class writer {
   void save_contiguous(const E* data, std::size_t count, std::size_t bulk_above) {
     const std::size_t nbytes = count * sizeof(E);
     if (nbytes > bulk_above && bulk_.size() < opt_.max_bulk_segments) {
-      write_raw<std::uint64_t>((static_cast<std::uint64_t>(count) << 1) | detail::bulk_flag);
+      write_count(count, true);
       bulk_.emplace_back(reinterpret_cast<const std::byte*>(data), nbytes);
     } else {
-      write_raw<std::uint64_t>(static_cast<std::uint64_t>(count) << 1);
+      write_count(count, false);
       write_bytes(data, nbytes);
     }
+  }
+  /// A length header (see short_count_max).
+  void write_count(std::size_t count, bool bulk) {
+    if (!bulk && count <= detail::short_count_max) {
+      write_raw<std::uint8_t>(static_cast<std::uint8_t>(count));
+      return;
+    }
+    std::byte* at = append(9);
+    at[0] = std::byte{bulk ? detail::bulk_count_marker : detail::long_count_marker};
+    const std::uint64_t n = count;
+    std::memcpy(at + 1, &n, 8);
   }
 
   // n more bytes at the end; returns where they start. bytes_ is kept
@@ -689,12 +707,18 @@ class reader {
                               " bytes)");
   }
 
-  // Reads a (count << 1 | bulk) header.
+  // Reads a length header (see detail::short_count_max).
   std::uint64_t read_header(bool& is_bulk) {
-    std::uint64_t h;
-    read_bytes(&h, sizeof h);
-    is_bulk = (h & detail::bulk_flag) != 0;
-    return h >> 1;
+    std::uint8_t first;
+    read_bytes(&first, 1);
+    is_bulk = false;
+    if (first <= detail::short_count_max) return first;
+    if (first != detail::long_count_marker && first != detail::bulk_count_marker)
+      detail::fail("invalid length header");
+    is_bulk = first == detail::bulk_count_marker;
+    std::uint64_t count;
+    read_bytes(&count, sizeof count);
+    return count;
   }
 
   template <class E, class C>
@@ -800,7 +824,7 @@ void writer::save(const T& v) {
     if constexpr (is_spec_v<T, std::vector> && bitwise_v<E>) {
       save_contiguous(v.data(), v.size());
     } else {
-      write_raw<std::uint64_t>(static_cast<std::uint64_t>(v.size()) << 1);
+      write_count(v.size(), false);
       for (const auto& e : v) save(static_cast<const E&>(e));  // vector<bool> proxies -> bool
     }
   } else if constexpr (k == kind::array) {
@@ -819,13 +843,13 @@ void writer::save(const T& v) {
     write_raw<std::uint32_t>(static_cast<std::uint32_t>(v.index()));
     std::visit([this](const auto& e) { save(e); }, v);
   } else if constexpr (k == kind::map) {
-    write_raw<std::uint64_t>(static_cast<std::uint64_t>(v.size()) << 1);
+    write_count(v.size(), false);
     for (const auto& [key, val] : v) {
       save(key);
       save(val);
     }
   } else if constexpr (k == kind::set) {
-    write_raw<std::uint64_t>(static_cast<std::uint64_t>(v.size()) << 1);
+    write_count(v.size(), false);
     for (const auto& e : v) save(e);
   }
 }
