@@ -34,13 +34,13 @@ constexpr int tag_bulk = 2;
 // The prefix is 8 bytes, plus 8 more for a body of 64 KiB or more (rare:
 // bodies that big are arrays, which travel as bulk segments); a frame with
 // no bulk segments and a body under 256 bytes (most remote calls and their
-// replies) has a 4-byte compact prefix instead. MPICH/UCX sends a message
+// replies) has a 3-byte compact prefix instead. MPICH/UCX sends a message
 // of up to 92 bytes ~0.08 us faster one way than one of 93 or more (its
 // shared-memory short-message limit; bench_mpi_costs measures it,
 // docs/BENCHMARKS.md), and every byte of prefix counts against it: with
-// the compact prefix two coalesced 8-byte remote calls take 88 bytes and
-// three replies 87 (with 8-byte prefixes, 96 and 99); a remote call
-// returning a 64-byte array takes 84.
+// the compact prefix a remote call of a plain function taking a 64-byte
+// weft::buffer is 92 bytes (3 prefix, 8 reply token, 16 call id, 1 length,
+// 64 payload), two coalesced 8-byte calls 72.
 struct wire_prefix {
   std::uint8_t magic;
   std::uint8_t handler;
@@ -51,15 +51,16 @@ struct wire_prefix {
 };
 static_assert(sizeof(wire_prefix) == 8);
 struct wire_compact_prefix {
-  std::uint8_t magic;  // wire_compact_magic
-  std::uint8_t handler;
+  std::uint8_t tag;  // wire_compact_magic in the high 4 bits, the handler in the low 4
   std::uint8_t header_len;
   std::uint8_t body_len;
 };
-static_assert(sizeof(wire_compact_prefix) == 4);
+static_assert(sizeof(wire_compact_prefix) == 3);
 constexpr std::uint8_t wire_magic = 0xf7;
-constexpr std::uint8_t wire_compact_magic = 0xf6;
+constexpr std::uint8_t wire_compact_magic = 0xe0;  // differs from wire_magic in the high 4 bits
+constexpr std::uint8_t wire_compact_mask = 0xf0;
 constexpr std::size_t compact_body_max = 0xff;
+constexpr unsigned compact_handler_max = 0x0f;
 constexpr std::uint8_t wire_flattened = 1;  // the bulk segments follow inline
 constexpr std::uint8_t wire_long_body = 2;  // a std::uint64_t body length follows the prefix
 constexpr std::uint8_t wire_body_apart = 4;  // (with wire_long_body) the body follows on tag_bulk
@@ -330,11 +331,11 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   const auto header = m.header_bytes();
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
-  if (n_bulk == 0 && bytes.size() <= compact_body_max) {
+  if (n_bulk == 0 && bytes.size() <= compact_body_max && static_cast<unsigned>(m.handler) <= compact_handler_max) {
     // Most calls and replies: compact prefix, header, body, copied whole.
     const std::size_t frame = sizeof(wire_compact_prefix) + header.size() + bytes.size();
     if (!batch.buffer.empty() && batch.buffer.size() + frame > batch_limit_) close_batch(batch);
-    const wire_compact_prefix pre{wire_compact_magic, static_cast<std::uint8_t>(m.handler),
+    const wire_compact_prefix pre{static_cast<std::uint8_t>(wire_compact_magic | static_cast<unsigned>(m.handler)),
                                   static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(bytes.size())};
     std::byte* w = batch.buffer.grow(frame);
     std::memcpy(w, &pre, sizeof pre);
@@ -436,12 +437,13 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     // A compact prefix reads as the full one with no flags and no segments.
     wire_prefix pre;
     std::size_t prefix_len = sizeof pre;
-    if (*c == std::byte{wire_compact_magic}) {
+    if ((static_cast<std::uint8_t>(*c) & wire_compact_mask) == wire_compact_magic) {
       wire_compact_prefix cp;
       prefix_len = sizeof cp;
       if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
       std::memcpy(&cp, c, sizeof cp);
-      pre = wire_prefix{wire_magic, cp.handler, cp.header_len, 0, 0, cp.body_len};
+      pre = wire_prefix{wire_magic, static_cast<std::uint8_t>(cp.tag & ~wire_compact_mask), cp.header_len, 0, 0,
+                        cp.body_len};
     } else {
       if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
       std::memcpy(&pre, c, sizeof pre);

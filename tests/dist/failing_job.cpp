@@ -34,6 +34,9 @@ int main(int argc, char** argv) {
     }
     if (weft::rank() == 0) {
       if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, std::uint64_t{0});
+      // An id small enough for the mpi transport's 3-byte frame prefix,
+      // whose handler field is 4 bits wide.
+      if (std::strcmp(mode, "unknown_small_handler") == 0) send_malformed(9, std::uint64_t{0});
       if (std::strcmp(mode, "truncated_call") == 0) send_malformed(1, three_bytes{{1, 2, 3}});  // a call's is 8
     }
     if (std::strcmp(mode, "throw_posted") == 0 && weft::rank() == 0)
