@@ -436,16 +436,15 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
   while (c != end) {
     // A compact prefix reads as the full one with no flags and no segments.
     wire_prefix pre;
-    std::size_t prefix_len = sizeof pre;
-    if ((static_cast<std::uint8_t>(*c) & wire_compact_mask) == wire_compact_magic) {
+    const bool compact = (static_cast<std::uint8_t>(*c) & wire_compact_mask) == wire_compact_magic;
+    const std::size_t prefix_len = compact ? sizeof(wire_compact_prefix) : sizeof pre;
+    if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
+    if (compact) {
       wire_compact_prefix cp;
-      prefix_len = sizeof cp;
-      if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
       std::memcpy(&cp, c, sizeof cp);
       pre = wire_prefix{wire_magic, static_cast<std::uint8_t>(cp.tag & ~wire_compact_mask), cp.header_len, 0, 0,
                         cp.body_len};
     } else {
-      if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
       std::memcpy(&pre, c, sizeof pre);
       if (pre.magic != wire_magic) bad("bad magic");
     }
