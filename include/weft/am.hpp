@@ -21,9 +21,11 @@
 // weft::remote_error carrying the original message; an exception escaping a
 // post_at call ends the job, naming the rank.
 //
-// Delivery: a message a task sends leaves at the latest when that task ends,
-// yields or waits (get(), a collective) — messages are sent in batches. To
-// wait for a remote effect, wait on a future; never spin on plain memory.
+// Delivery: a message a task sends leaves when that task ends, yields or
+// waits (get(), a collective), or — when other tasks are ready on the same
+// worker — together with theirs at the worker's next progress pass; messages
+// are sent in batches. To wait for a remote effect, wait on a future; never
+// spin on plain memory.
 //
 // Flow control: when a task floods an in-process (smp) rank faster than that
 // rank runs the calls, async_at/post_at may briefly suspend the calling task

@@ -1,5 +1,7 @@
 #include "am/mpi_transport.hpp"
 
+#include "sched/scheduler.hpp"
+
 #include <mpi.h>
 
 #include <algorithm>
@@ -69,6 +71,8 @@ constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire
 /// bytes; more than this many messages arriving between two progress
 /// passes wait in MPI's unexpected queue until receives are posted again.
 constexpr int posted_receives = 4;
+/// Eager sends retired together (mpi_transport::retire_sends).
+constexpr std::size_t retire_group = 8;
 constexpr std::size_t short_body_max = 0xffff;
 constexpr std::size_t segment_alignment = 16;    // alignof(std::max_align_t)
 
@@ -292,9 +296,62 @@ void mpi_transport::send(int dest, am_message&& m) {
   if (m.bulk_count() > max_segments_)
     throw std::length_error("weft: a message with " + std::to_string(m.bulk_count()) + " bulk segments (at most " +
                             std::to_string(max_segments_) + " with this eager threshold)");
+  worker* w = flush_on_publish_ ? current_worker() : nullptr;
+  if (w != nullptr && w->sched == owner) {
+    // When this worker has nothing else to run (a reply, a chain's next
+    // call), the first message a task sends goes to MPI at once, provided
+    // nothing is queued ahead of it and no other thread is inside MPI;
+    // later ones queue up and leave together when the task ends or waits
+    // (flush). With other tasks ready, messages queue and leave together
+    // at the next progress pass: several calls that arrived together then
+    // answer in one MPI message.
+    if (!w->unpublished_sends && dest != rank_ && p_->queued.load(std::memory_order_acquire) == 0 &&
+        !owner->has_local_work(*w)) {
+      std::unique_lock lock(lock_, std::try_to_lock);
+      if (lock.owns_lock() && p_->queued.load(std::memory_order_acquire) == 0) {
+        in_flight_send b = fresh_batch(dest);
+        append_frame(b, std::move(m));
+        if (!b.buffer.empty()) start_send(std::move(b));
+        else recycle(p_->spare, std::move(b.buffer));
+        w->unpublished_sends = true;
+        return;
+      }
+    }
+    w->unpublished_sends = true;
+  }
   std::lock_guard lock(p_->queue_mutex);
   p_->queue.push_back(outgoing{dest, std::move(m)});
   p_->queued.store(p_->queue.size(), std::memory_order_release);
+}
+
+bool mpi_transport::send_queued() {
+  impl& p = *p_;
+  if (p.queued.load(std::memory_order_acquire) == 0) return false;
+  {
+    std::lock_guard q(p.queue_mutex);
+    p.draining.swap(p.queue);
+    p.queued.store(0, std::memory_order_relaxed);
+  }
+  for (auto& o : p.draining) {
+    if (o.dest == rank_) {
+      p.loopback.push_back(std::move(o.msg));
+      continue;
+    }
+    append_frame(batch_for(o.dest), std::move(o.msg));
+  }
+  for (auto& b : p.building) {
+    if (!b.buffer.empty()) start_send(std::move(b));
+    else recycle(p.spare, std::move(b.buffer));  // closed by append_frame
+  }
+  p.building.clear();
+  p.draining.clear();
+  return true;
+}
+
+void mpi_transport::flush() {
+  if (worker* w = current_worker(); w != nullptr && owner->has_local_work(*w)) return;  // see send()
+  std::unique_lock lock(lock_, std::try_to_lock);
+  if (lock.owns_lock()) send_queued();  // else the holder's pass sends them
 }
 
 bool mpi_transport::progress() {
@@ -544,38 +601,35 @@ void mpi_transport::repost_receives() {
   }
 }
 
-bool mpi_transport::progress_locked() {
-  bool did = false;
-  std::size_t n_delivered = 0;
-  auto deliver = [&](am_message&& m) {
-    dispatch_(ctx_, std::move(m));
-    ++n_delivered;
-  };
+bool mpi_transport::retire_sends() {
   impl& p = *p_;
-  // 1. Hand queued messages to MPI (or to ourselves).
-  if (p.queued.load(std::memory_order_acquire) != 0) {
-    {
-      std::lock_guard q(p.queue_mutex);
-      p.draining.swap(p.queue);
-      p.queued.store(0, std::memory_order_relaxed);
-    }
-    for (auto& o : p.draining) {
-      did = true;
-      if (o.dest == rank_) {
-        p.loopback.push_back(std::move(o.msg));
+  bool did = false;
+  while (!p.sends.empty()) {
+    // Eager sends go in groups: MPICH/UCX completes a short one inside
+    // MPI_Isend, but MPI_Test still makes a progress pass for it; one
+    // MPI_Testall over a group makes one pass for all of them
+    // (docs/BENCHMARKS.md, seventeenth session). Their buffers are weft's
+    // own, so nothing waits for them meanwhile.
+    std::array<MPI_Request, retire_group> group;
+    std::size_t n = 0;
+    auto it = p.sends.begin();
+    for (; n < retire_group && it != p.sends.end() && it->held.empty(); ++it) group[n++] = it->eager;
+    if (n == retire_group) {
+      int done = 0;
+      MPI_Testall(static_cast<int>(n), group.data(), &done, MPI_STATUSES_IGNORE);
+      if (done) {
+        for (std::size_t i = 0; i < n; ++i) {
+          recycle(p.spare, std::move(p.sends.front().buffer));
+          p.sends.pop_front();
+        }
+        did = true;
         continue;
       }
-      append_frame(batch_for(o.dest), std::move(o.msg));
+    } else if (it == p.sends.end()) {
+      break;  // too few for a group yet
     }
-    for (auto& b : p.building) {
-      if (!b.buffer.empty()) start_send(std::move(b));
-      else recycle(p.spare, std::move(b.buffer));  // closed by append_frame
-    }
-    p.building.clear();
-    p.draining.clear();
-  }
-  // 2. Retire completed sends (in order; cheap test of the oldest few).
-  while (!p.sends.empty()) {
+    // One at a time up to a send of rendezvous segments, which keeps the
+    // caller's payload alive until it is retired (or a group not complete).
     auto& s = p.sends.front();
     int done = 0;
     MPI_Test(&s.eager, &done, MPI_STATUS_IGNORE);
@@ -586,6 +640,21 @@ bool mpi_transport::progress_locked() {
     p.sends.pop_front();
     did = true;
   }
+  return did;
+}
+
+bool mpi_transport::progress_locked() {
+  bool did = false;
+  std::size_t n_delivered = 0;
+  auto deliver = [&](am_message&& m) {
+    dispatch_(ctx_, std::move(m));
+    ++n_delivered;
+  };
+  impl& p = *p_;
+  // 1. Hand queued messages to MPI (or to ourselves).
+  did |= send_queued();
+  // 2. Retire completed sends, in order.
+  did |= retire_sends();
   // 3. Receive eager messages, in the order their receives were posted.
   // Replacing the receives taken in the last pass comes first (after step
   // 1: a reply already went out, this is not on its way).

@@ -44,6 +44,15 @@ class mpi_transport final : public am_transport {
 
   void send(int dest, am_message&& m) override;
   bool progress() override;
+  /// Hands what the workers queued to MPI now, unless the calling worker
+  /// has other tasks ready (they may add to the batch; the next progress
+  /// pass sends it) or another thread is inside a progress pass (which
+  /// sends it). Installed as the scheduler's publish hook: a task's
+  /// messages leave when it ends, waits or yields.
+  void flush();
+  /// Makes send() ask the sending worker to publish (call flush) at its
+  /// next scheduling point.
+  void flush_on_publish() noexcept { flush_on_publish_ = true; }
 
   /// Sums three counters over all ranks (a non-blocking allreduce) while
   /// still progressing messages, so ranks that are not yet here get served.
@@ -56,6 +65,10 @@ class mpi_transport final : public am_transport {
  private:
   struct impl;
   bool progress_locked();
+  /// Drains the queue into frames and starts their sends; true if any.
+  bool send_queued();
+  /// Frees the buffers of completed sends; true if any.
+  bool retire_sends();
   /// Posts eager receives until posted_receives are pending.
   void repost_receives();
   in_flight_send fresh_batch(int dest);
@@ -74,6 +87,7 @@ class mpi_transport final : public am_transport {
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
   std::size_t max_segments_ = 0;  // bulk segments one message may have (their lengths travel eagerly)
+  bool flush_on_publish_ = false;
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
 

@@ -122,8 +122,17 @@ void start_mpi(process_runtime& rt) {
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
   rt.abort_job = [](int code) { mpi_transport::abort_world(code); };
+  mpi_transport* tp = t.get();
   rt.transports.push_back(std::move(t));
   wire_rank(rt, 0);
+  if (rt.opts.progress != "thread") {
+    // Worker-driven progress: a task's messages go to MPI as soon as it
+    // ends or waits, not at the worker's next poll (see flush()).
+    scheduler& s = *rt.local[0];
+    s.publish = [](void* ctx, int) noexcept { static_cast<mpi_transport*>(ctx)->flush(); };
+    s.publish_ctx = tp;
+    tp->flush_on_publish();
+  }
 }
 
 /// Every rank idle and every message sent everywhere handled, agreed by all
