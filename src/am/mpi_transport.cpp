@@ -296,7 +296,7 @@ void mpi_transport::send(int dest, am_message&& m) {
   if (m.bulk_count() > max_segments_)
     throw std::length_error("weft: a message with " + std::to_string(m.bulk_count()) + " bulk segments (at most " +
                             std::to_string(max_segments_) + " with this eager threshold)");
-  worker* w = flush_on_publish_ ? current_worker() : nullptr;
+  worker* w = publishing_ ? current_worker() : nullptr;
   if (w != nullptr && w->sched == owner) {
     // When this worker has nothing else to run (a reply, a chain's next
     // call), the first message a task sends goes to MPI at once, provided
@@ -305,19 +305,16 @@ void mpi_transport::send(int dest, am_message&& m) {
     // (flush). With other tasks ready, messages queue and leave together
     // at the next progress pass: several calls that arrived together then
     // answer in one MPI message.
-    if (!w->unpublished_sends && dest != rank_ && p_->queued.load(std::memory_order_acquire) == 0 &&
-        !owner->has_local_work(*w)) {
+    const bool first = !std::exchange(w->unpublished_sends, true);
+    if (first && dest != rank_ && p_->queued.load(std::memory_order_acquire) == 0 && !owner->has_local_work(*w)) {
       std::unique_lock lock(lock_, std::try_to_lock);
       if (lock.owns_lock() && p_->queued.load(std::memory_order_acquire) == 0) {
         in_flight_send b = fresh_batch(dest);
         append_frame(b, std::move(m));
-        if (!b.buffer.empty()) start_send(std::move(b));
-        else recycle(p_->spare, std::move(b.buffer));
-        w->unpublished_sends = true;
+        finish_batch(std::move(b));
         return;
       }
     }
-    w->unpublished_sends = true;
   }
   std::lock_guard lock(p_->queue_mutex);
   p_->queue.push_back(outgoing{dest, std::move(m)});
@@ -339,13 +336,21 @@ bool mpi_transport::send_queued() {
     }
     append_frame(batch_for(o.dest), std::move(o.msg));
   }
-  for (auto& b : p.building) {
-    if (!b.buffer.empty()) start_send(std::move(b));
-    else recycle(p.spare, std::move(b.buffer));  // closed by append_frame
-  }
+  for (auto& b : p.building) finish_batch(std::move(b));
   p.building.clear();
   p.draining.clear();
   return true;
+}
+
+void mpi_transport::finish_batch(in_flight_send&& b) {
+  if (!b.buffer.empty()) start_send(std::move(b));
+  else recycle(p_->spare, std::move(b.buffer));  // append_frame sent it already (closed it)
+}
+
+void mpi_transport::attach_publisher(scheduler& s) noexcept {
+  s.publish = [](void* self, int) noexcept { static_cast<mpi_transport*>(self)->flush(); };
+  s.publish_ctx = this;
+  publishing_ = true;
 }
 
 void mpi_transport::flush() {

@@ -47,12 +47,13 @@ class mpi_transport final : public am_transport {
   /// Hands what the workers queued to MPI now, unless the calling worker
   /// has other tasks ready (they may add to the batch; the next progress
   /// pass sends it) or another thread is inside a progress pass (which
-  /// sends it). Installed as the scheduler's publish hook: a task's
+  /// sends it). The scheduler's publish hook (attach_publisher): a task's
   /// messages leave when it ends, waits or yields.
   void flush();
-  /// Makes send() ask the sending worker to publish (call flush) at its
-  /// next scheduling point.
-  void flush_on_publish() noexcept { flush_on_publish_ = true; }
+  /// Installs flush as `s`'s publish hook (s: this rank's scheduler; for
+  /// worker-driven progress) and lets send() hand a task's first message
+  /// to MPI itself.
+  void attach_publisher(scheduler& s) noexcept;
 
   /// Sums three counters over all ranks (a non-blocking allreduce) while
   /// still progressing messages, so ranks that are not yet here get served.
@@ -67,6 +68,8 @@ class mpi_transport final : public am_transport {
   bool progress_locked();
   /// Drains the queue into frames and starts their sends; true if any.
   bool send_queued();
+  /// Starts the send of a batch append_frame filled (or keeps its buffer).
+  void finish_batch(in_flight_send&& b);
   /// Frees the buffers of completed sends; true if any.
   bool retire_sends();
   /// Posts eager receives until posted_receives are pending.
@@ -87,7 +90,7 @@ class mpi_transport final : public am_transport {
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
   std::size_t max_segments_ = 0;  // bulk segments one message may have (their lengths travel eagerly)
-  bool flush_on_publish_ = false;
+  bool publishing_ = false;  // attach_publisher was called
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
 

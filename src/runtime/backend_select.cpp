@@ -125,14 +125,9 @@ void start_mpi(process_runtime& rt) {
   mpi_transport* tp = t.get();
   rt.transports.push_back(std::move(t));
   wire_rank(rt, 0);
-  if (rt.opts.progress != "thread") {
-    // Worker-driven progress: a task's messages go to MPI as soon as it
-    // ends or waits, not at the worker's next poll (see flush()).
-    scheduler& s = *rt.local[0];
-    s.publish = [](void* ctx, int) noexcept { static_cast<mpi_transport*>(ctx)->flush(); };
-    s.publish_ctx = tp;
-    tp->flush_on_publish();
-  }
+  // Worker-driven progress: a task's messages go to MPI as soon as it
+  // ends or waits, not at the worker's next poll (mpi_transport::flush).
+  if (rt.opts.progress != "thread") tp->attach_publisher(*rt.local[0]);
 }
 
 /// Every rank idle and every message sent everywhere handled, agreed by all
