@@ -10,6 +10,10 @@
 // single process (mode smp) only weft is measured, with two in-process ranks
 // (--weft:ranks=2 is added unless given). run_comm_bench.sh runs both and
 // merges the CSV files into one table with the ratios to raw MPI.
+// --mpi-path (mode mpi) adds a third run per repetition: weft's mpi backend
+// with --weft:node-rings=0, so its messages travel through MPI as they would
+// between nodes (system names weft-mpi-only...; docs/DISTRIBUTED.md, "Ranks
+// on one node").
 #pragma once
 #include <mpi.h>
 
@@ -43,11 +47,12 @@ struct options {
   bool quick = false;
   std::string csv;
   std::string mode = "auto";             // auto | mpi | smp
+  bool mpi_path = false;                 // --mpi-path: also weft-mpi without node rings
   std::vector<std::string> weft_args;    // --weft:... options, handed to weft::run
   std::string prog;
 };
 
-/// Parses --reps N, --quick, --csv FILE, --mode M and the integer options in
+/// Parses --reps N, --quick, --csv FILE, --mode M, --mpi-path and the integer options in
 /// `ints` (bench specific); keeps --weft: options for weft. --quick means
 /// one repetition unless --reps is given.
 inline options parse_options(int argc, char** argv, const std::map<std::string, long*>& ints, const char* usage) {
@@ -76,6 +81,7 @@ inline options parse_options(int argc, char** argv, const std::map<std::string, 
       reps_given = true;
     }
     else if (a == "--quick") o.quick = true;
+    else if (a == "--mpi-path") o.mpi_path = true;
     else if (a == "--csv") o.csv = value();
     else if (a == "--mode") o.mode = value();
     else if (ints.count(a)) *ints.at(a) = std::atol(value().c_str());
@@ -170,9 +176,10 @@ inline FILE* open_csv(const std::string& path, const char* header) {
 /// Runs `body(system)` on every rank under weft::run, with a fresh argv each
 /// time (weft::run removes the --weft: options it parses).
 template <class Body>
-void run_weft(const options& o, Body& body) {
+void run_weft(const options& o, Body& body, bool mpi_only = false) {
   std::vector<std::string> args = {o.prog};
   args.insert(args.end(), o.weft_args.begin(), o.weft_args.end());
+  if (mpi_only) args.push_back("--weft:node-rings=0");
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -182,7 +189,7 @@ void run_weft(const options& o, Body& body) {
       if (weft::rank() == 0) std::fprintf(stderr, "%s: needs exactly 2 ranks, got %d\n", o.prog.c_str(), weft::nranks());
       return 1;
     }
-    body(std::string("weft-") + weft::backend_name());
+    body(std::string("weft-") + weft::backend_name() + (mpi_only ? "-only" : ""));
     return 0;
   });
   if (rc != 0) std::exit(rc);
@@ -220,6 +227,7 @@ bool drive(options& o, const char* name, Raw raw, WeftBody weft_body) {
     if (me == 0) std::fprintf(stderr, "\r%s (mpi): repetition %d/%d", name, r + 1, o.reps);
     raw(me);
     run_weft(o, weft_body);
+    if (o.mpi_path) run_weft(o, weft_body, true);
   }
   if (me == 0) std::fprintf(stderr, "\n");
   MPI_Finalize();

@@ -33,7 +33,7 @@
 //               pong on rank 1:  weft::post_at(0, ping, left - 1, payload(size))
 //             until `left` reaches 0 (K round trips a chain).
 //
-//   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
+//   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path]
 //                 [--round-trips R] [--size S] [--window W] [--weft:...]
 //   --round-trips: round trips per measurement over all chains (default
 //   2000, --quick 100 with K >= 2 and 1 repetition).
@@ -280,7 +280,7 @@ void report(const options& o) {
 int main(int argc, char** argv) {
   long round_trips = -1;
   const char* usage =
-      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--round-trips R] [--size S]"
+      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path] [--round-trips R] [--size S]"
       " [--window W] [--weft:...]\n";
   options o = parse_options(argc, argv,
                             {{"--round-trips", &round_trips}, {"--size", &cfg.only_size}, {"--window", &cfg.only_window}},

@@ -23,7 +23,7 @@
 //             its memory, as raw MPI sends the same buffer every time; the
 //             handler does not read it, as raw MPI's receiver does not).
 //
-//   bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp]
+//   bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path]
 //                  [--batch B] [--msgs N] [--weft:...]
 //   --msgs: messages per measurement for 8 B (16 KiB uses a quarter);
 //   default 20000, --quick 2000 (and 1 repetition).
@@ -251,7 +251,7 @@ void report(const options& o) {
 int main(int argc, char** argv) {
   long msgs = -1;
   const char* usage =
-      "usage: bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--batch B] [--msgs N] [--size 8|16384] [--rate R|0] "
+      "usage: bench_msg_rate [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path] [--batch B] [--msgs N] [--size 8|16384] [--rate R|0] "
       "[--weft:...]\n";
   options o = parse_options(argc, argv, {{"--batch", &cfg.batch}, {"--msgs", &msgs}, {"--size", &cfg.only_size}, {"--rate", &cfg.only_rate}}, usage);
   cfg.msgs = msgs > 0 ? msgs : (o.quick ? 2000 : 20000);

@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Runs the communication benchmarks in both weft backends and prints one
 # table per benchmark with the ratios to raw MPI:
-#   1. mpiexec -n 2 -bind-to core bench_X --mode=mpi   raw MPI, then weft (mpi backend)
+#   1. mpiexec -n 2 -bind-to core bench_X --mode=mpi --mpi-path
+#                                  raw MPI, then weft (mpi backend), then weft's mpi
+#                                  backend without node rings (weft-mpi-only: the MPI
+#                                  path messages take between nodes)
 #   2. bench_X --mode=smp --weft:ranks=2                weft (smp backend, in-process ranks)
 # Each run appends to a CSV file per benchmark; the merge reads them back.
 #
@@ -28,7 +31,7 @@ for name in msg_rate latency; do
   [[ -x $bin ]] || { echo "missing $bin (cmake --build --preset release --target bench_$name)" >&2; exit 1; }
   rm -f "$csv"
   # timeout: a hang shows up as a failure instead of a stuck job.
-  timeout "$TIMEOUT" "$MPIEXEC" -n 2 -bind-to core "$bin" --mode=mpi --csv "$csv" "$@" \
+  timeout "$TIMEOUT" "$MPIEXEC" -n 2 -bind-to core "$bin" --mode=mpi --mpi-path --csv "$csv" "$@" \
     --weft:threads="$WEFT_THREADS" > "$OUT_DIR/$name.mpi.txt"
   timeout "$TIMEOUT" "$bin" --mode=smp --csv "$csv" "$@" \
     --weft:ranks=2 --weft:threads="$WEFT_THREADS" > "$OUT_DIR/$name.smp.txt"
@@ -40,7 +43,7 @@ done
 import csv, sys, os
 
 out = sys.argv[1]
-systems = ["mpi", "weft-mpi", "weft-smp", "weft-mpi-chain", "weft-smp-chain", "weft-mpi-echo", "weft-smp-echo"]
+systems = ["mpi", "weft-mpi", "weft-mpi-only", "weft-smp", "weft-mpi-chain", "weft-smp-chain", "weft-mpi-echo", "weft-smp-echo"]
 
 def size(b):
     b = int(b)

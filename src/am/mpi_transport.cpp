@@ -1,5 +1,7 @@
 #include "am/mpi_transport.hpp"
 
+#include "am/node_rings.hpp"
+
 #include "sched/scheduler.hpp"
 
 #include <mpi.h>
@@ -71,6 +73,9 @@ constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire
 /// bytes; more than this many messages arriving between two progress
 /// passes wait in MPI's unexpected queue until receives are posted again.
 constexpr int posted_receives = 4;
+/// The largest shared-memory ring per pair of ranks; an eager threshold
+/// that would need more (--weft:eager over 4M) sends through MPI alone.
+constexpr std::size_t max_ring_bytes = std::size_t{16} << 20;
 /// Eager sends retired together (mpi_transport::retire_sends).
 constexpr std::size_t retire_group = 8;
 constexpr std::size_t short_body_max = 0xffff;
@@ -196,6 +201,8 @@ struct mpi_transport::impl {
   std::vector<in_flight_send> building;       // batches being filled, one per destination
   std::vector<wire_buffer> spare;  // eager send buffers to reuse
   std::vector<mpi_recv_block*> blocks;  // eager receive buffers (the pool's reference each)
+  std::vector<std::deque<in_flight_send>> ring_backlog;  // by rank on this node: batches its full ring refused
+  std::size_t backlogged = 0;  // batches in ring_backlog
   ~impl() {
     for (mpi_recv_block* b : blocks) mpi_recv_block::release(b);
   }
@@ -222,7 +229,8 @@ struct mpi_transport::impl {
 
 bool mpi_transport::launched_with_several_ranks() noexcept { return env_int("PMI_SIZE", 1) > 1; }
 
-mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit)
+mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit,
+                             bool use_node_rings)
     : p_(std::make_unique<impl>()),
       dispatch_(dispatch),
       eager_limit_(eager_limit < 1024 ? 1024 : eager_limit),
@@ -249,16 +257,43 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   MPI_Comm_split_type(p_->comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
-  MPI_Comm_free(&node);
   // Every rank must accept the longest eager message any rank may send;
-  // the limits come from options, which could differ between ranks.
-  unsigned long mine = std::max(eager_limit_, batch_limit_), all = 0;
-  MPI_Allreduce(&mine, &all, 1, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
-  recv_size_ = all;
+  // the limits come from options, which could differ between ranks. So
+  // may the choice of rings: a rank writing into a ring nobody reads would
+  // hang, so they are used only if every rank asks for them.
+  unsigned long mine[2] = {std::max(eager_limit_, batch_limit_), use_node_rings ? 0ul : 1ul}, all[2] = {0, 0};
+  MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
+  recv_size_ = all[0];
+  setup_node_rings(node, all[1] == 0);
+  MPI_Comm_free(&node);
   // A frame's segment lengths must fit in an eager message next to the
   // longest prefix and header; the prefix counts them in 16 bits.
   max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
-  repost_receives();
+  if (off_node_peers_) repost_receives();
+}
+
+void mpi_transport::setup_node_rings(MPI_Comm node, bool wanted) {
+  local_of_.assign(static_cast<std::size_t>(size_), -1);
+  // Room for the longest record twice over: a record that does not fit
+  // waits for at most one other to be read. Every input here is the same
+  // on every rank of the node, so they all decide alike.
+  std::size_t capacity = 64 * 1024;
+  while (capacity < 2 * (recv_size_ + 16)) capacity *= 2;
+  if (!wanted || local_size_ < 2 || capacity > max_ring_bytes) return;
+  rings_ = std::make_unique<node_rings>(node, capacity);
+  MPI_Group world_group, node_group;
+  MPI_Comm_group(p_->comm, &world_group);
+  MPI_Comm_group(node, &node_group);
+  std::vector<int> on_node(static_cast<std::size_t>(local_size_));
+  world_of_.resize(on_node.size());
+  for (int i = 0; i < local_size_; ++i) on_node[static_cast<std::size_t>(i)] = i;
+  MPI_Group_translate_ranks(node_group, local_size_, on_node.data(), world_group, world_of_.data());
+  MPI_Group_free(&node_group);
+  MPI_Group_free(&world_group);
+  for (int i = 0; i < local_size_; ++i)
+    if (i != local_rank_) local_of_[static_cast<std::size_t>(world_of_[static_cast<std::size_t>(i)])] = i;
+  p_->ring_backlog.resize(static_cast<std::size_t>(local_size_));
+  off_node_peers_ = size_ > local_size_;
 }
 
 mpi_transport::~mpi_transport() {
@@ -269,6 +304,7 @@ mpi_transport::~mpi_transport() {
     MPI_Waitall(static_cast<int>(s.bulk.size()), s.bulk.data(), MPI_STATUSES_IGNORE);
     p_->sends.pop_front();
   }
+  rings_.reset();  // collective over the node, like the constructor
   posted_ring& r = p_->posted;
   for (int i = 0; i < r.count; ++i) {  // quiescence: nothing more is coming
     const auto k = static_cast<std::size_t>((r.head + i) % posted_receives);
@@ -385,8 +421,71 @@ in_flight_send& mpi_transport::batch_for(int dest) {
 
 void mpi_transport::start_send(in_flight_send&& b) {
   impl& p = *p_;
+  if (rings_ != nullptr)
+    if (const int peer = local_of_[static_cast<std::size_t>(b.dest)]; peer >= 0) return ring_send(peer, std::move(b));
   MPI_Isend(b.buffer.data(), static_cast<int>(b.buffer.size()), MPI_BYTE, b.dest, tag_eager, p.comm, &b.eager);
   p.sends.push_back(std::move(b));
+}
+
+void mpi_transport::ring_send(int peer, in_flight_send&& b) {
+  impl& p = *p_;
+  auto& waiting = p.ring_backlog[static_cast<std::size_t>(peer)];
+  if (waiting.empty() && rings_->try_write(peer, b.buffer.data(), b.buffer.size())) {
+    ring_sent(std::move(b));
+    return;
+  }
+  waiting.push_back(std::move(b));  // in order, behind what waits already
+  ++p.backlogged;
+}
+
+void mpi_transport::ring_sent(in_flight_send&& b) {
+  // The frames are copied: done, unless rendezvous segments still travel
+  // on the bulk tag (its eager request stays null; retire_sends waits for
+  // the segments).
+  if (b.bulk.empty()) recycle(p_->spare, std::move(b.buffer));
+  else p_->sends.push_back(std::move(b));
+}
+
+bool mpi_transport::drain_ring_backlog() {
+  impl& p = *p_;
+  if (p.backlogged == 0) return false;
+  bool did = false;
+  for (std::size_t peer = 0; peer < p.ring_backlog.size(); ++peer) {
+    auto& waiting = p.ring_backlog[peer];
+    while (!waiting.empty() &&
+           rings_->try_write(static_cast<int>(peer), waiting.front().buffer.data(), waiting.front().buffer.size())) {
+      ring_sent(std::move(waiting.front()));
+      waiting.pop_front();
+      --p.backlogged;
+      did = true;
+    }
+  }
+  return did;
+}
+
+template <class Deliver>
+int mpi_transport::poll_rings(int most, Deliver& deliver) {
+  int got = 0;
+  for (int peer = 0; peer < local_size_; ++peer) {
+    if (peer == local_rank_) continue;
+    for (int i = 0; i < most; ++i) {
+      bool corrupt = false;
+      const std::span<const std::byte> record = rings_->peek(peer, corrupt);
+      if (corrupt) [[unlikely]] {
+        std::fprintf(stderr, "weft: rank %d: corrupt shared-memory ring from rank %d\n", rank_,
+                     world_of_[static_cast<std::size_t>(peer)]);
+        abort_world(1);
+      }
+      if (record.empty()) break;
+      // Read where it lies: small messages are copied out as their frames
+      // are read; read_frames copies the record into a block first if it
+      // holds segments the handlers would keep views of.
+      read_frames(record, world_of_[static_cast<std::size_t>(peer)], nullptr, deliver);
+      rings_->pop(peer);
+      ++got;
+    }
+  }
+  return got;
 }
 
 void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
@@ -493,8 +592,20 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     abort_world(1);
   };
   const std::byte* c = buf.data();
-  const std::byte* const end = buf.data() + buf.size();
+  const std::byte* end = buf.data() + buf.size();
   if (c == end) bad("empty message");
+  // Without a block (a record read in its ring), the first flattened frame
+  // moves the rest of the reading into a pooled copy: its views outlive
+  // the ring's bytes.
+  mpi_recv_block* copy = nullptr;
+  auto own_the_bytes = [&] {
+    copy = p_->block_for(buf.size());
+    std::memcpy(copy->data.get(), buf.data(), buf.size());
+    c = copy->data.get() + (c - buf.data());
+    end = copy->data.get() + buf.size();
+    buf = std::span<const std::byte>(copy->data.get(), buf.size());
+    block = copy;
+  };
   while (c != end) {
     // A compact prefix reads as the full one with no flags and no segments.
     wire_prefix pre;
@@ -561,6 +672,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     auto& ool = m.spill();
     ool.bulk.reserve(lens.size());
     if (pre.flags & wire_flattened) {
+      if (block == nullptr) own_the_bytes();
       // Views into the receive block, which stays out of the pool until
       // the handler (and any weft::buffer it kept) is done with them: no
       // copy, no allocation per segment.
@@ -593,6 +705,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     ool.keep = serialization::owner::borrow(target, &mpi_recv_block::release);  // block_for's reference
     p_->recvs.push_back(std::move(r));
   }
+  if (copy != nullptr) mpi_recv_block::release(copy);  // the views taken keep it out of the pool
 }
 
 void mpi_transport::repost_receives() {
@@ -656,23 +769,24 @@ bool mpi_transport::progress_locked() {
     ++n_delivered;
   };
   impl& p = *p_;
-  // 1. Hand queued messages to MPI (or to ourselves).
+  // 1. Hand queued messages to MPI (or to ourselves, or to a ring).
   did |= send_queued();
+  if (rings_ != nullptr) did |= drain_ring_backlog();
   // 2. Retire completed sends, in order.
   did |= retire_sends();
   // 3. Receive eager messages, in the order their receives were posted.
   // Replacing the receives taken in the last pass comes first (after step
   // 1: a reply already went out, this is not on its way).
-  posted_ring& ring = p.posted;
-  if (ring.count < posted_receives) repost_receives();
   // While messages come one at a time, one per pass: its handler then runs
   // before another MPI call is made (in a ping-pong, the next test could
   // only come back empty). Once passes keep finding messages, up to all
   // the posted receives per pass, so a busy worker's occasional poll
-  // catches up with a burst from several ranks.
+  // catches up with a burst from several ranks. The same per ring.
   const int most = p.receiving ? posted_receives : 1;
-  int got = 0;
-  while (got < most) {
+  int got = rings_ != nullptr ? poll_rings(most, deliver) : 0;
+  posted_ring& ring = p.posted;
+  if (off_node_peers_ && ring.count < posted_receives) repost_receives();
+  for (int from_mpi = 0; off_node_peers_ && from_mpi < most; ++from_mpi) {
     const auto k = static_cast<std::size_t>(ring.head);
     int flag = 0;
     MPI_Status st;

@@ -13,6 +13,9 @@
 // bulk tag; the receiver posts those receives in the order descriptors
 // arrive, which MPI's non-overtaking rule makes match the sends — so no tag
 // space is consumed per message and there is no limit on messages in flight.
+// Between ranks on one node the frames travel through shared-memory rings
+// (node_rings) instead of the eager tag, in the same order and format;
+// large segments still go on the bulk tag (--weft:node-rings=0: MPI only).
 #pragma once
 #include <array>
 #include <cstdint>
@@ -22,6 +25,8 @@
 #include <span>
 #include <vector>
 
+#include <mpi.h>
+
 #include "am/message.hpp"
 #include "sched/spin_mutex.hpp"
 
@@ -29,11 +34,15 @@ namespace weft::detail {
 
 struct in_flight_send;
 struct mpi_recv_block;
+class node_rings;
 
 class mpi_transport final : public am_transport {
  public:
   /// Initializes MPI if needed (once per process; MPI_Finalize runs at exit).
-  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit);
+  /// use_node_rings: frames for ranks on this node go through shared
+  /// memory (only if every rank asks for it).
+  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit,
+                bool use_node_rings = true);
   ~mpi_transport() override;
 
   int rank() const noexcept { return rank_; }
@@ -78,11 +87,28 @@ class mpi_transport final : public am_transport {
   in_flight_send& batch_for(int dest);
   void append_frame(in_flight_send& batch, am_message&& m);
   void start_send(in_flight_send&& batch);
+  /// start_send for a rank on this node: into its ring, or behind the
+  /// batches already waiting for room there.
+  void ring_send(int peer, in_flight_send&& batch);
+  /// A batch is in its ring: recycle its buffer, or keep it in `sends`
+  /// while its rendezvous segments travel.
+  void ring_sent(in_flight_send&& batch);
+  /// Creates rings_ when `wanted` (by every rank) and this node has other ranks.
+  void setup_node_rings(MPI_Comm node, bool wanted);
+  /// Writes waiting batches into rings that have room again; true if any.
+  bool drain_ring_backlog();
+  /// Reads frames from this node's rings; returns the records read.
+  template <class Deliver>
+  int poll_rings(int most, Deliver& deliver);
   /// Sends `batch` now; later frames for its rank go into a fresh one.
   void close_batch(in_flight_send& batch);
   template <class Deliver>
   void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
+  std::unique_ptr<node_rings> rings_;  // null: every frame goes through MPI
+  std::vector<int> local_of_;  // by world rank: its rank on this node when rings_ reach it, else -1
+  std::vector<int> world_of_;  // by rank on this node: its world rank
+  bool off_node_peers_ = true;  // some rank is not reached by rings_ (eager MPI receives are polled)
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

@@ -106,7 +106,8 @@ void wait_local_world_quiescent(process_runtime& rt) {
 
 #if WEFT_HAVE_MPI
 void start_mpi(process_runtime& rt) {
-  auto t = std::make_unique<mpi_transport>(&am_dispatch, rt.opts.eager_threshold, rt.opts.coalesce_limit);
+  auto t = std::make_unique<mpi_transport>(&am_dispatch, rt.opts.eager_threshold, rt.opts.coalesce_limit,
+                                          rt.opts.node_rings);
   rt.backend = "mpi";
   rt.world_size = t->size();
   rt.first_rank = t->rank();

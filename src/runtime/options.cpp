@@ -93,6 +93,10 @@ const std::vector<option_def>& table() {
          if (o.coalesce_limit < 256) throw option_error("coalesce must be at least 256");
          if (o.coalesce_limit > max_eager_message) throw option_error("coalesce must be at most 16M");
        }},
+      {"node-rings",
+       "mpi: small messages between ranks on one node go through shared-memory rings instead of MPI: 1 or 0 "
+       "(default 1; used only when every rank says 1)",
+       [](runtime_options& o, const std::string& v) { o.node_rings = parse_bool("node-rings", v); }},
       {"malloc-tuning",
        "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "
        "and faulted in again: 1 or 0 (default 1; skipped when MALLOC_*_ or GLIBC_TUNABLES are set)",

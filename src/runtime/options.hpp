@@ -27,6 +27,9 @@ struct runtime_options {
   // 4 KiB messages queued together took 2.2-2.4x raw MPI's latency, with
   // 8K 1.5x (BENCHMARKS.md, seventh session).
   std::size_t coalesce_limit = std::size_t{8} << 10;
+  // mpi: frames between ranks on one node go through shared-memory rings
+  // (am/node_rings.hpp) instead of MPI messages.
+  bool node_rings = true;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
 };

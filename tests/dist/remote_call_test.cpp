@@ -297,8 +297,10 @@ TEST(RemoteCall, MillionMessagesIntegrity) {
         for (int d = 0; d < n; ++d) {
           std::uint64_t payload = (std::uint64_t(me) << 40) ^ (std::uint64_t(d) << 32) ^ std::uint64_t(i);
           weft::post_at(d, [](int from, std::uint64_t v) {
-            received[weft::rank()].count[from]++;
+            // The sum first: the check below reads it once the count is
+            // complete, maybe while another worker is still in here.
             received[weft::rank()].checksum[from] += v * 2654435761u;
+            received[weft::rank()].count[from]++;
           },
                         me, payload);
         }
