@@ -189,6 +189,7 @@ struct posted_ring {
 
 struct mpi_transport::impl {
   MPI_Comm comm = MPI_COMM_NULL;
+  MPI_Comm node = MPI_COMM_NULL;  // this node's ranks, while the constructor sets up rings
   posted_ring posted;
   bool receiving = false;  // the last pass received a message
   spin_mutex queue_mutex;  // held for a push or a swap
@@ -253,7 +254,7 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   MPI_Comm_set_errhandler(p_->comm, MPI_ERRORS_ARE_FATAL);
   MPI_Comm_rank(p_->comm, &rank_);
   MPI_Comm_size(p_->comm, &size_);
-  MPI_Comm node;
+  MPI_Comm& node = p_->node;
   MPI_Comm_split_type(p_->comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
   MPI_Comm_rank(node, &local_rank_);
   MPI_Comm_size(node, &local_size_);
@@ -264,7 +265,7 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   unsigned long mine[2] = {std::max(eager_limit_, batch_limit_), use_node_rings ? 0ul : 1ul}, all[2] = {0, 0};
   MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
   recv_size_ = all[0];
-  setup_node_rings(node, all[1] == 0);
+  setup_node_rings(all[1] == 0);
   MPI_Comm_free(&node);
   // A frame's segment lengths must fit in an eager message next to the
   // longest prefix and header; the prefix counts them in 16 bits.
@@ -272,7 +273,8 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   if (off_node_peers_) repost_receives();
 }
 
-void mpi_transport::setup_node_rings(MPI_Comm node, bool wanted) {
+void mpi_transport::setup_node_rings(bool wanted) {
+  const MPI_Comm node = p_->node;
   local_of_.assign(static_cast<std::size_t>(size_), -1);
   // Room for the longest record twice over: a record that does not fit
   // waits for at most one other to be read. Every input here is the same

@@ -25,8 +25,6 @@
 #include <span>
 #include <vector>
 
-#include <mpi.h>
-
 #include "am/message.hpp"
 #include "sched/spin_mutex.hpp"
 
@@ -93,8 +91,9 @@ class mpi_transport final : public am_transport {
   /// A batch is in its ring: recycle its buffer, or keep it in `sends`
   /// while its rendezvous segments travel.
   void ring_sent(in_flight_send&& batch);
-  /// Creates rings_ when `wanted` (by every rank) and this node has other ranks.
-  void setup_node_rings(MPI_Comm node, bool wanted);
+  /// Creates rings_ when `wanted` (by every rank) and this node has other
+  /// ranks (collective over the node communicator in impl).
+  void setup_node_rings(bool wanted);
   /// Writes waiting batches into rings that have room again; true if any.
   bool drain_ring_backlog();
   /// Reads frames from this node's rings; returns the records read.
