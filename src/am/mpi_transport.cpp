@@ -73,8 +73,8 @@ constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire
 /// bytes; more than this many messages arriving between two progress
 /// passes wait in MPI's unexpected queue until receives are posted again.
 constexpr int posted_receives = 4;
-/// The largest shared-memory ring per pair of ranks; an eager threshold
-/// that would need more (--weft:eager over 4M) sends through MPI alone.
+/// The largest shared-memory ring per pair of ranks; limits that would need
+/// more (--weft:eager or --weft:coalesce of 8M or more) send through MPI alone.
 constexpr std::size_t max_ring_bytes = std::size_t{16} << 20;
 /// Eager sends retired together (mpi_transport::retire_sends).
 constexpr std::size_t retire_group = 8;
