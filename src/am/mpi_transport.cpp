@@ -270,7 +270,7 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   // A frame's segment lengths must fit in an eager message next to the
   // longest prefix and header; the prefix counts them in 16 bits.
   max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
-  if (off_node_peers_) repost_receives();
+  if (polls_mpi_eager()) repost_receives();
 }
 
 void mpi_transport::setup_node_rings(bool wanted) {
@@ -295,7 +295,6 @@ void mpi_transport::setup_node_rings(bool wanted) {
   for (int i = 0; i < local_size_; ++i)
     if (i != local_rank_) local_of_[static_cast<std::size_t>(world_of_[static_cast<std::size_t>(i)])] = i;
   p_->ring_backlog.resize(static_cast<std::size_t>(local_size_));
-  off_node_peers_ = size_ > local_size_;
 }
 
 mpi_transport::~mpi_transport() {
@@ -337,7 +336,8 @@ void mpi_transport::send(int dest, am_message&& m) {
   worker* w = publishing_ ? current_worker() : nullptr;
   if (w != nullptr && w->sched == owner) {
     // When this worker has nothing else to run (a reply, a chain's next
-    // call), the first message a task sends goes to MPI at once, provided
+    // call), the first message a task sends leaves at once (MPI_Isend, or
+    // the destination's ring on this node), provided
     // nothing is queued ahead of it and no other thread is inside MPI;
     // later ones queue up and leave together when the task ends or waits
     // (flush). With other tasks ready, messages queue and leave together
@@ -432,20 +432,19 @@ void mpi_transport::start_send(in_flight_send&& b) {
 void mpi_transport::ring_send(int peer, in_flight_send&& b) {
   impl& p = *p_;
   auto& waiting = p.ring_backlog[static_cast<std::size_t>(peer)];
-  if (waiting.empty() && rings_->try_write(peer, b.buffer.data(), b.buffer.size())) {
-    ring_sent(std::move(b));
-    return;
-  }
+  if (waiting.empty() && try_ring(peer, b)) return;
   waiting.push_back(std::move(b));  // in order, behind what waits already
   ++p.backlogged;
 }
 
-void mpi_transport::ring_sent(in_flight_send&& b) {
+bool mpi_transport::try_ring(int peer, in_flight_send& b) {
+  if (!rings_->try_write(peer, b.buffer.data(), b.buffer.size())) return false;
   // The frames are copied: done, unless rendezvous segments still travel
   // on the bulk tag (its eager request stays null; retire_sends waits for
   // the segments).
   if (b.bulk.empty()) recycle(p_->spare, std::move(b.buffer));
   else p_->sends.push_back(std::move(b));
+  return true;
 }
 
 bool mpi_transport::drain_ring_backlog() {
@@ -454,9 +453,7 @@ bool mpi_transport::drain_ring_backlog() {
   bool did = false;
   for (std::size_t peer = 0; peer < p.ring_backlog.size(); ++peer) {
     auto& waiting = p.ring_backlog[peer];
-    while (!waiting.empty() &&
-           rings_->try_write(static_cast<int>(peer), waiting.front().buffer.data(), waiting.front().buffer.size())) {
-      ring_sent(std::move(waiting.front()));
+    while (!waiting.empty() && try_ring(static_cast<int>(peer), waiting.front())) {
       waiting.pop_front();
       --p.backlogged;
       did = true;
@@ -473,16 +470,14 @@ int mpi_transport::poll_rings(int most, Deliver& deliver) {
     for (int i = 0; i < most; ++i) {
       bool corrupt = false;
       const std::span<const std::byte> record = rings_->peek(peer, corrupt);
-      if (corrupt) [[unlikely]] {
-        std::fprintf(stderr, "weft: rank %d: corrupt shared-memory ring from rank %d\n", rank_,
-                     world_of_[static_cast<std::size_t>(peer)]);
-        abort_world(1);
-      }
+      const int source = world_of_[static_cast<std::size_t>(peer)];
+      if (corrupt) [[unlikely]]
+        corrupt_from(source, "its shared-memory ring holds an impossible record length");
       if (record.empty()) break;
       // Read where it lies: small messages are copied out as their frames
       // are read; read_frames copies the record into a block first if it
       // holds segments the handlers would keep views of.
-      read_frames(record, world_of_[static_cast<std::size_t>(peer)], nullptr, deliver);
+      read_frames(record, source, nullptr, deliver);
       rings_->pop(peer);
       ++got;
     }
@@ -584,15 +579,15 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
 
 void mpi_transport::close_batch(in_flight_send& batch) { start_send(std::exchange(batch, fresh_batch(batch.dest))); }
 
+void mpi_transport::corrupt_from(int source, const char* why) const {
+  std::fprintf(stderr, "weft: rank %d: corrupt or truncated message from rank %d: %s\n", rank_, source, why);
+  abort_world(1);
+}
+
 template <class Deliver>
 void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block,
                                 Deliver& deliver) {
-  auto bad = [&](const char* why) {
-    char msg[160];
-    std::snprintf(msg, sizeof msg, "corrupt or truncated message from rank %d: %s", source, why);
-    std::fprintf(stderr, "weft: rank %d: %s\n", rank_, msg);
-    abort_world(1);
-  };
+  auto bad = [&](const char* why) { corrupt_from(source, why); };
   const std::byte* c = buf.data();
   const std::byte* end = buf.data() + buf.size();
   if (c == end) bad("empty message");
@@ -787,8 +782,9 @@ bool mpi_transport::progress_locked() {
   const int most = p.receiving ? posted_receives : 1;
   int got = rings_ != nullptr ? poll_rings(most, deliver) : 0;
   posted_ring& ring = p.posted;
-  if (off_node_peers_ && ring.count < posted_receives) repost_receives();
-  for (int from_mpi = 0; off_node_peers_ && from_mpi < most; ++from_mpi) {
+  const bool from_mpi = polls_mpi_eager();
+  if (from_mpi && ring.count < posted_receives) repost_receives();
+  for (int taken = 0; from_mpi && taken < most; ++taken) {
     const auto k = static_cast<std::size_t>(ring.head);
     int flag = 0;
     MPI_Status st;

@@ -51,7 +51,7 @@ class mpi_transport final : public am_transport {
 
   void send(int dest, am_message&& m) override;
   bool progress() override;
-  /// Hands what the workers queued to MPI now, unless the calling worker
+  /// Hands what the workers queued to MPI (or the node's rings) now, unless the calling worker
   /// has other tasks ready (they may add to the batch; the next progress
   /// pass sends it) or another thread is inside a progress pass (which
   /// sends it). The scheduler's publish hook (attach_publisher): a task's
@@ -88,9 +88,13 @@ class mpi_transport final : public am_transport {
   /// start_send for a rank on this node: into its ring, or behind the
   /// batches already waiting for room there.
   void ring_send(int peer, in_flight_send&& batch);
-  /// A batch is in its ring: recycle its buffer, or keep it in `sends`
-  /// while its rendezvous segments travel.
-  void ring_sent(in_flight_send&& batch);
+  /// Writes `batch` into `peer`'s ring if there is room; then recycles its
+  /// buffer, or moves it to `sends` while its rendezvous segments travel.
+  bool try_ring(int peer, in_flight_send& batch);
+  /// Some rank is not reached by rings_: eager MPI receives are posted and polled.
+  bool polls_mpi_eager() const noexcept { return rings_ == nullptr || size_ > local_size_; }
+  /// Reports a corrupt or truncated message from `source` and ends the job.
+  [[noreturn]] void corrupt_from(int source, const char* why) const;
   /// Creates rings_ when `wanted` (by every rank) and this node has other
   /// ranks (collective over the node communicator in impl).
   void setup_node_rings(bool wanted);
@@ -107,7 +111,6 @@ class mpi_transport final : public am_transport {
   std::unique_ptr<node_rings> rings_;  // null: every frame goes through MPI
   std::vector<int> local_of_;  // by world rank: its rank on this node when rings_ reach it, else -1
   std::vector<int> world_of_;  // by rank on this node: its world rank
-  bool off_node_peers_ = true;  // some rank is not reached by rings_ (eager MPI receives are polled)
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;
   int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;

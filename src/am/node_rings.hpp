@@ -38,7 +38,6 @@ class node_rings {
 
   int local_rank() const noexcept { return me_; }
   int local_size() const noexcept { return n_; }
-  std::size_t capacity() const noexcept { return cap_; }
 
   /// Appends one record of n bytes to the ring read by local rank `to`;
   /// false (nothing written) when the ring has no room for it now.

@@ -123,12 +123,11 @@ void start_mpi(process_runtime& rt) {
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
   rt.abort_job = [](int code) { mpi_transport::abort_world(code); };
-  mpi_transport* tp = t.get();
-  rt.transports.push_back(std::move(t));
-  wire_rank(rt, 0);
   // Worker-driven progress: a task's messages go to MPI as soon as it
   // ends or waits, not at the worker's next poll (mpi_transport::flush).
-  if (rt.opts.progress != "thread") tp->attach_publisher(*rt.local[0]);
+  if (rt.opts.progress != "thread") t->attach_publisher(*rt.local[0]);
+  rt.transports.push_back(std::move(t));
+  wire_rank(rt, 0);
 }
 
 /// Every rank idle and every message sent everywhere handled, agreed by all
