@@ -7,8 +7,8 @@
 #include <sched.h>
 #include <unistd.h>
 
-#include "am/local_transport.hpp"
-#include "am/mpi_transport.hpp"
+#include "am/smp/smp_transport.hpp"
+#include "am/mpi/mpi_transport.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/topology.hpp"
 
@@ -71,12 +71,12 @@ void start_smp(process_runtime& rt) {
   const int cores = hardware_cores();
   const int threads = o.threads > 0 ? o.threads : (cores / o.ranks > 0 ? cores / o.ranks : 1);
   make_schedulers(rt, o.ranks, threads, 0);
-  auto world = std::make_shared<local_world>(o.ranks, threads);
+  auto world = std::make_shared<smp_world>(o.ranks, threads);
   for (int r = 0; r < o.ranks; ++r) {
     rt.comms.push_back(std::make_unique<rank_comm>(r, o.ranks, rt.local[static_cast<std::size_t>(r)].get()));
     rt.transports.push_back(world->make_transport(r));
     world->attach(r, rt.local[static_cast<std::size_t>(r)].get(), &am_dispatch, rt.comms.back().get());
-    static_cast<local_transport&>(*rt.transports.back()).attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
+    static_cast<smp_transport&>(*rt.transports.back()).attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
     wire_rank(rt, r);
   }
   rt.backend_state = world;
@@ -84,7 +84,7 @@ void start_smp(process_runtime& rt) {
 
 /// All local ranks idle, every inbox empty and every message sent handled,
 /// observed twice in a row with nothing new in between.
-void wait_local_world_quiescent(process_runtime& rt) {
+void wait_smp_world_quiescent(process_runtime& rt) {
   std::uint64_t last_sent = ~std::uint64_t{0};
   int stable = 0;
   while (stable < 2) {
@@ -189,9 +189,9 @@ void stop_backend(process_runtime& rt) {
   if (rt.backend == "mpi")
     wait_mpi_world_quiescent(rt);
   else
-    wait_local_world_quiescent(rt);
+    wait_smp_world_quiescent(rt);
 #else
-  wait_local_world_quiescent(rt);
+  wait_smp_world_quiescent(rt);
 #endif
   for (auto& s : rt.local) s->stop();
   rt.stop_progress.store(true, std::memory_order_release);

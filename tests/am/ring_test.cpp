@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "am/message.hpp"
-#include "am/pair_ring.hpp"
+#include "am/smp/pair_ring.hpp"
 
 using weft::detail::am_message;
 using weft::detail::am_return_channel;

@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "am/node_rings.hpp"
+#include "am/mpi/node_rings.hpp"
 
 using weft::detail::node_rings;
 

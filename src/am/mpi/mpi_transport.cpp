@@ -1,6 +1,6 @@
-#include "am/mpi_transport.hpp"
+#include "am/mpi/mpi_transport.hpp"
 
-#include "am/node_rings.hpp"
+#include "am/mpi/node_rings.hpp"
 
 #include "sched/scheduler.hpp"
 

@@ -1,4 +1,4 @@
-#include "am/local_transport.hpp"
+#include "am/smp/smp_transport.hpp"
 
 #include "sched/scheduler.hpp"
 #include "weft/sched.hpp"
@@ -18,30 +18,30 @@ constexpr int full_ring_yields = 1000;
 constexpr std::size_t drain_batch = 64;
 }  // namespace
 
-local_world::local_world(int nranks, int threads)
+smp_world::smp_world(int nranks, int threads)
     : threads_(threads),
       returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))),
       producers_(std::make_unique<producer[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
   for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads));
 }
 
-local_world::~local_world() {
+smp_world::~smp_world() {
   for (auto& in : inboxes_)
     for (auto& r : in->from) delete r.load(std::memory_order_acquire);
 }
 
-void local_world::attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx) {
+void smp_world::attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx) {
   inbox& in = *inboxes_[static_cast<std::size_t>(r)];
   in.sched = s;
   in.dispatch = fn;
   in.ctx = ctx;
 }
 
-std::unique_ptr<am_transport> local_world::make_transport(int r) {
-  return std::make_unique<local_transport>(*this, r);
+std::unique_ptr<am_transport> smp_world::make_transport(int r) {
+  return std::make_unique<smp_transport>(*this, r);
 }
 
-pair_ring& local_world::make_ring(inbox& in, std::size_t index) {
+pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
   auto& slot = in.from[index];
   pair_ring* r = nullptr;
   auto fresh = std::make_unique<pair_ring>(ring_capacity);
@@ -50,7 +50,7 @@ pair_ring& local_world::make_ring(inbox& in, std::size_t index) {
 }
 
 // Inlined into send: one call less per message on the smp send path.
-[[gnu::always_inline]] inline bool local_transport::push(local_world::inbox& in, am_message& m) {
+[[gnu::always_inline]] inline bool smp_transport::push(smp_world::inbox& in, am_message& m) {
   // A worker of this rank has a ring of its own (no CAS); any other thread
   // shares the rank's multi-producer ring.
   const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
@@ -78,7 +78,7 @@ pair_ring& local_world::make_ring(inbox& in, std::size_t index) {
   return world_.ring(in, base).try_push(m);
 }
 
-void local_transport::send(int dest, am_message&& m) {
+void smp_transport::send(int dest, am_message&& m) {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(dest)];
   bool pushed = push(in, m);
   // Backpressure: a task flooding a slower rank waits (running other tasks,
@@ -98,13 +98,13 @@ void local_transport::send(int dest, am_message&& m) {
   in.sched->wake_one();  // an idle worker of the destination polls
 }
 
-void local_transport::attach_publisher(scheduler& s) noexcept {
+void smp_transport::attach_publisher(scheduler& s) noexcept {
   s.publish = &publish_worker;
   s.publish_ctx = this;
 }
 
-void local_transport::publish_worker(void* self, int index) noexcept {
-  auto& t = *static_cast<local_transport*>(self);
+void smp_transport::publish_worker(void* self, int index) noexcept {
+  auto& t = *static_cast<smp_transport*>(self);
   auto& rings = t.world_.producer_of(t.rank_, index).unpublished;
   for (pair_ring* r : rings) {
     r->publish();
@@ -113,19 +113,19 @@ void local_transport::publish_worker(void* self, int index) noexcept {
   rings.clear();
 }
 
-bool local_world::has_news(const inbox& in) noexcept {
+bool smp_world::has_news(const inbox& in) noexcept {
   if (in.spilled.load(std::memory_order_acquire) != 0) return true;
   for (auto& slot : in.from)
     if (const pair_ring* r = slot.load(std::memory_order_acquire); r != nullptr && r->ready()) return true;
   return false;
 }
 
-bool local_transport::progress() {
+bool smp_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
   // A worker arrives here from a scheduling point, which published its
   // sends already; what handlers send below is published at the end.
   worker* w = current_worker();
-  if (!local_world::has_news(in)) {
+  if (!smp_world::has_news(in)) {
     // Idle: free what came back to this worker since its last large send
     // (a worker that stops sending does not keep its old payloads).
     if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();

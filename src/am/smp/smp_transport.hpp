@@ -16,25 +16,25 @@
 #include <vector>
 
 #include "am/message.hpp"
-#include "am/pair_ring.hpp"
+#include "am/smp/pair_ring.hpp"
 #include "sched/spin_mutex.hpp"
 
 namespace weft::detail {
 
 class scheduler;
 
-class local_world {
+class smp_world {
  public:
   /// `threads`: workers per rank (each gets its own single-producer rings).
-  local_world(int nranks, int threads);
-  ~local_world();
+  smp_world(int nranks, int threads);
+  ~smp_world();
   int nranks() const noexcept { return static_cast<int>(inboxes_.size()); }
   /// Wires rank r to its scheduler (woken on arrival) and dispatcher.
   void attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx);
   std::unique_ptr<am_transport> make_transport(int r);
 
  private:
-  friend class local_transport;
+  friend class smp_transport;
   static constexpr std::size_t ring_capacity = 1024;
   struct alignas(64) inbox {
     inbox(int nranks, int threads) : from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads + 1)) {}
@@ -92,9 +92,9 @@ class local_world {
   }
 };
 
-class local_transport final : public am_transport {
+class smp_transport final : public am_transport {
  public:
-  local_transport(local_world& w, int rank) : world_(w), rank_(rank) {}
+  smp_transport(smp_world& w, int rank) : world_(w), rank_(rank) {}
   void send(int dest, am_message&& m) override;
   bool progress() override;
   /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
@@ -107,9 +107,9 @@ class local_transport final : public am_transport {
   /// scheduler::publish: publishes worker `index`'s rings (ctx: the transport).
   static void publish_worker(void* self, int index) noexcept;
   /// One attempt to put `m` into the calling thread's ring towards `in`.
-  bool push(local_world::inbox& in, am_message& m);
+  bool push(smp_world::inbox& in, am_message& m);
 
-  local_world& world_;
+  smp_world& world_;
   int rank_;
   std::vector<am_message> spilled_;  // reused by the consumer
 };

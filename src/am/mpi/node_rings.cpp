@@ -1,4 +1,4 @@
-#include "am/node_rings.hpp"
+#include "am/mpi/node_rings.hpp"
 
 #include <atomic>
 #include <cstring>
