@@ -146,8 +146,9 @@ weft::buffer<char> pong(weft::buffer<char> in) { return payload(static_cast<long
 // ping ends its chain after the last round trip and fulfils `chains_done`
 // after the last chain. Function objects, not plain functions: a plain
 // function's call id takes 16 bytes instead of 8, and the 40-byte body
-// would no longer fit inside the message (an allocation and a copy on
-// each side, ~0.15 us a round trip; docs/BENCHMARKS.md, fifteenth session).
+// would no longer fit inside the message (an out-of-line block and a copy
+// on each side; docs/DISTRIBUTED.md, "Why the transports are built this
+// way").
 std::atomic<long> chains_left{0};
 weft::promise<void> chains_done;
 

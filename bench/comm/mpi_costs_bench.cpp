@@ -1,6 +1,6 @@
 // What plain MPI costs on this machine, no weft involved: the facts the mpi
-// backend's design leans on (docs/BENCHMARKS.md, fourteenth session), made
-// repeatable.
+// backend's design leans on (docs/DISTRIBUTED.md, "Why the transports are
+// built this way"), made repeatable.
 //
 //   mpiexec -n 2 -bind-to core bench_mpi_costs [--reps N] [--round-trips K]
 //
