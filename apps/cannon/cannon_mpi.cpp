@@ -168,6 +168,7 @@ int main(int argc, char** argv) {
   const std::array flags = {apps::flag_option{"-check", &o.check}, apps::flag_option{"-serial", &o.serial}};
   std::string error = apps::parse_options(argc, argv, ints, flags);
   if (error.empty()) error = apps::serial_needs_one_rank(o.serial, mpi.size);
+  if (error.empty() && !o.serial && o.q != 1) error = "-q is for -serial (an MPI run's grid follows from its rank count)";
   if (!error.empty())
     return apps::refuse(mpi, "cannon_mpi", error,
                         "usage: mpiexec -n P cannon_mpi [-n tile] [-reps R] [-check]  (P = q*q)\n"
