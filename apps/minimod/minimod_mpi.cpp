@@ -19,6 +19,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
@@ -163,6 +164,9 @@ int main(int argc, char** argv) {
   if (error.empty() && o.nx / mpi.size < minimod::radius)
     error = "-nx " + std::to_string(o.nx) + " over " + std::to_string(mpi.size) +
             " ranks leaves fewer than 4 planes on a rank; the halo exchange needs at least 4 planes per rank";
+  if (error.empty() && o.check && o.nx * o.ny * o.nz > std::numeric_limits<int>::max())
+    error = "-check gathers the whole wavefield (an MPI count, int): at most " +
+            std::to_string(std::numeric_limits<int>::max()) + " points";
   if (!error.empty())
     return apps::refuse(mpi, "minimod_mpi", error,
                         "usage: mpiexec -n P minimod_mpi [-nx X -ny Y -nz Z] [-steps S] [-check]\n"
