@@ -16,17 +16,14 @@ namespace {
 constexpr int fast_slots = 1024;
 std::atomic<rank_state*> g_fast[fast_slots];
 
-rma_settings read_settings() {
-  rma_settings s;
-  if (const char* p = std::getenv("WEFT_RMA_PROTOCOL")) s.always_messages = std::strcmp(p, "messages") == 0;
-  if (const char* c = std::getenv("WEFT_RMA_CHUNK")) {
-    const unsigned long long v = std::strtoull(c, nullptr, 10);
-    if (v > 0 && v <= s.chunk) s.chunk = static_cast<std::size_t>(v);
-  }
-  return s;
-}
+// Handed down by the runtime before it starts the ranks (set_rma_settings).
+rma_settings g_settings;
+
+rma_settings read_settings() { return g_settings; }
 
 }  // namespace
+
+void set_rma_settings(const rma_settings& s) noexcept { g_settings = s; }
 
 rank_state::rank_state(rank_comm& c, int local) : comm(c), local_index(local), settings(read_settings()) {}
 

@@ -18,18 +18,22 @@ using weft::detail::am_handler;
 using weft::detail::am_message;
 using weft::detail::rank_comm;
 
-/// Settings read from the environment when a rank's state is created. They
-/// exist for testing and tuning, not for ordinary use (docs/RMA.md).
+/// Settings the runtime hands down from its options (set_rma_settings),
+/// copied into a rank's state when it is created. They exist for testing
+/// and tuning, not for ordinary use (docs/RMA.md).
 struct rma_settings {
-  /// WEFT_RMA_PROTOCOL=messages: reach in-process targets (smp ranks, this
-  /// rank itself) through the active-message protocol too, instead of
+  /// --weft:rma-protocol=messages: reach in-process targets (smp ranks,
+  /// this rank itself) through the active-message protocol too, instead of
   /// copying directly. Lets the protocol the mpi backend uses run (and be
   /// checked by ThreadSanitizer) inside one process.
   bool always_messages = false;
-  /// WEFT_RMA_CHUNK=BYTES: largest piece one message carries; longer
+  /// --weft:rma-chunk=SIZE: largest piece one message carries; longer
   /// transfers are split. Default 1 GiB (MPI counts are ints).
   std::size_t chunk = std::size_t{1} << 30;
 };
+
+/// Sets what the ranks' states created from now on use.
+void set_rma_settings(const rma_settings& s) noexcept;
 
 struct rank_state {
   rank_state(rank_comm& c, int local_index);

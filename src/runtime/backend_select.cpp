@@ -3,22 +3,62 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <utility>
 
 #include <sched.h>
 #include <unistd.h>
 
 #include "am/smp/smp_transport.hpp"
 #include "am/mpi/mpi_transport.hpp"
+#include "runtime/launcher.hpp"
 #include "runtime/runtime_state.hpp"
+#include "sched/fence.hpp"
 #include "sched/topology.hpp"
 
 namespace weft::detail {
 
 namespace {
 
+/// Workers more than this many times the cores: a warning on stderr (the
+/// job runs, but every worker waits for a core most of the time).
+constexpr int oversubscription_warning = 4;
+/// When workers outnumber cores, an idle worker's spinning and yielding
+/// only keep the worker it waits for off the core, and every idle worker
+/// waking from its nap to poll takes a core for a moment: with hundreds of
+/// them, naps alone filled both cores of a 2-core machine. So idle workers
+/// spin and yield a few rounds only, and nap longer the more workers share
+/// a core (a message whose wake-up was missed waits up to the nap).
+constexpr int oversubscribed_spin_rounds = 64;
+constexpr int oversubscribed_yield_rounds = 2;
+constexpr long max_idle_nap_ns = 20'000'000;
+
+/// Fits the idle policy to the workers on this node; warns once when they
+/// outnumber the cores several-fold.
+void fit_to_cores(sched_options& so, int workers_on_node, const char* what) {
+  const int cores = hardware_cores();
+  if (workers_on_node <= cores) return;
+  so.spin_rounds = std::min(so.spin_rounds, oversubscribed_spin_rounds);
+  so.yield_rounds = std::min(so.yield_rounds, oversubscribed_yield_rounds);
+  so.idle_nap_ns = std::min(max_idle_nap_ns, so.idle_nap_ns * workers_on_node / cores);
+  // The asymmetric fence pair makes sleeping expensive (a membarrier, an
+  // interrupt on every core running the process) to make sending cheap;
+  // with more workers than cores they sleep all the time: 7.5% of a
+  // 1000-rank start-up went to those interrupts.
+  allow_asymmetric_fences(false);
+  static bool warned = false;
+  if (workers_on_node > oversubscription_warning * cores && !std::exchange(warned, true))
+    std::fprintf(stderr,
+                 "weft: warning: %s make %d workers on %d cores (more than %dx): each waits for a core most "
+                 "of the time; use fewer ranks or threads (--weft:threads)\n",
+                 what, workers_on_node, cores, oversubscription_warning);
+}
+
 void make_schedulers(process_runtime& rt, int ranks_here, int threads_per_rank, int first_rank) {
+  char what[96];
+  std::snprintf(what, sizeof what, "%d ranks x %d threads", ranks_here, threads_per_rank);
   for (int i = 0; i < ranks_here; ++i) {
     sched_options so;
+    fit_to_cores(so, ranks_here * threads_per_rank, what);
     so.threads = threads_per_rank;
     so.pin = rt.opts.pin;
     so.first_core = i * threads_per_rank;
@@ -106,8 +146,9 @@ void wait_smp_world_quiescent(process_runtime& rt) {
 
 #if WEFT_HAVE_MPI
 void start_mpi(process_runtime& rt) {
-  auto t = std::make_unique<mpi_transport>(&am_dispatch, rt.opts.eager_threshold, rt.opts.coalesce_limit,
-                                          rt.opts.node_rings);
+  const runtime_options& o = rt.opts;
+  auto t = std::make_unique<mpi_transport>(
+      &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk});
   rt.backend = "mpi";
   rt.world_size = t->size();
   rt.first_rank = t->rank();
@@ -119,6 +160,9 @@ void start_mpi(process_runtime& rt) {
   so.poll_replaces_pause = true;  // an MPI progress call is a pause of its own (see sched_options)
   so.first_core = t->local_rank() * threads;
   so.stack_size = rt.opts.stack_size;
+  char what[96];
+  std::snprintf(what, sizeof what, "%d ranks on this node x %d threads", t->local_size(), threads);
+  fit_to_cores(so, t->local_size() * threads, what);
   rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
@@ -154,16 +198,35 @@ void wait_mpi_world_quiescent(process_runtime& rt) {
 }
 #endif
 
+/// --weft:backend=smp (or no MPI in this build) in a process a launcher
+/// started as one of several: each process would run a separate job, which
+/// is refused unless asked for.
+void refuse_separate_jobs(const runtime_options& o, const launcher_info& launcher, const char* why) {
+  if (launcher.size <= 1 || o.smp_per_process) return;
+  std::fprintf(stderr,
+               "weft: %s, but a launcher started this process as one of %d (%s): each process would run a separate "
+               "job. For one smp job run a single process with --weft:ranks=N; for one job across the processes "
+               "use the mpi backend (--weft:backend=auto or mpi, in a weft built with MPI); to run separate jobs on "
+               "purpose add --weft:smp-per-process=1\n",
+               why, launcher.size, launcher.evidence);
+  std::exit(2);
+}
+
 bool want_mpi(const runtime_options& o) {
-  if (o.backend == "smp") return false;
+  const launcher_info launcher = detect_launcher();
+  if (o.backend == "smp") {
+    refuse_separate_jobs(o, launcher, "--weft:backend=smp");
+    return false;
+  }
 #if WEFT_HAVE_MPI
   if (o.backend == "mpi") return true;
-  return mpi_transport::launched_with_several_ranks();
+  return launcher.size > 1;
 #else
   if (o.backend == "mpi") {
     std::fprintf(stderr, "weft: --weft:backend=mpi, but this weft was built without MPI\n");
     std::exit(2);
   }
+  refuse_separate_jobs(o, launcher, "this weft was built without MPI");
   return false;
 #endif
 }

@@ -11,9 +11,24 @@ namespace weft::detail {
 
 namespace {
 
+constexpr std::size_t KiB = 1024, MiB = KiB * 1024, GiB = MiB * 1024;
+
 /// Bound on --weft:eager and --weft:coalesce: the mpi backend keeps four
 /// receives of the larger one posted per rank (64 MiB at this bound).
-constexpr std::size_t max_eager_message = std::size_t{16} << 20;
+constexpr std::size_t max_eager_message = 16 * MiB;
+/// The shared-memory ring per pair of ranks on one node holds the longest
+/// eager message twice; rings larger than this are not made, so an eager or
+/// coalesce limit of 8M or more sends through MPI alone.
+constexpr std::size_t max_ring_bytes = 16 * MiB;
+/// MPI counts are ints: one send moves at most 2 GiB - 1 bytes.
+constexpr std::size_t max_mpi_chunk = GiB;
+
+std::string format_size(std::size_t n) {
+  if (n != 0 && n % GiB == 0) return std::to_string(n / GiB) + "G";
+  if (n != 0 && n % MiB == 0) return std::to_string(n / MiB) + "M";
+  if (n != 0 && n % KiB == 0) return std::to_string(n / KiB) + "K";
+  return std::to_string(n);
+}
 
 long parse_int(std::string_view name, const std::string& v, long lo, long hi) {
   char* end = nullptr;
@@ -25,22 +40,25 @@ long parse_int(std::string_view name, const std::string& v, long lo, long hi) {
   return x;
 }
 
-std::size_t parse_size(std::string_view name, const std::string& v) {
+std::size_t parse_size(std::string_view name, const std::string& v, std::size_t lo, std::size_t hi) {
   char* end = nullptr;
   errno = 0;
   unsigned long long x = std::strtoull(v.c_str(), &end, 10);
   std::string_view suffix(end);
   unsigned long long mult = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1024;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mult = 1024 * 1024;
-  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mult = 1024ULL * 1024 * 1024;
+  if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = KiB;
+  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mult = MiB;
+  else if (suffix == "G" || suffix == "g" || suffix == "GiB") mult = GiB;
   else if (!suffix.empty()) x = 0, errno = EINVAL;
-  if (v.empty() || errno != 0 || end == v.c_str() || v[0] == '-')
+  if (v.empty() || errno != 0 || end == v.c_str() || v[0] == '-' || x > ~0ull / mult)
     throw option_error("invalid size '" + v + "' for " + std::string(name) + " (e.g. 65536, 64K, 1M)");
-  return static_cast<std::size_t>(x * mult);
+  const auto n = static_cast<std::size_t>(x * mult);
+  if (n < lo) throw option_error(std::string(name) + " must be at least " + format_size(lo));
+  if (n > hi) throw option_error(std::string(name) + " must be at most " + format_size(hi));
+  return n;
 }
 
-std::string parse_choice(std::string_view name, const std::string& v, std::initializer_list<const char*> allowed) {
+std::string parse_choice(std::string_view name, const std::string& v, const std::vector<const char*>& allowed) {
   std::string list;
   for (const char* a : allowed) {
     if (v == a) return v;
@@ -58,50 +76,78 @@ bool parse_bool(std::string_view name, const std::string& v) {
 
 struct option_def {
   const char* name;
+  std::string value;   // what VALUE may be, with its limits and default, for --weft:help
   const char* help;
   std::function<void(runtime_options&, const std::string&)> set;
 };
 
+const runtime_options defaults{};
+
+option_def int_option(const char* name, int runtime_options::*field, long lo, long hi, const char* default_text,
+                      const char* help) {
+  return {name, "N: " + std::to_string(lo) + " to " + std::to_string(hi) + "; default " + default_text, help,
+          [=](runtime_options& o, const std::string& v) { o.*field = static_cast<int>(parse_int(name, v, lo, hi)); }};
+}
+
+option_def size_option(const char* name, std::size_t runtime_options::*field, std::size_t lo, std::size_t hi,
+                       const char* help) {
+  return {name,
+          "SIZE (bytes, or with K, M, G): " + format_size(lo) + " to " + format_size(hi) + "; default " +
+              format_size(defaults.*field),
+          help, [=](runtime_options& o, const std::string& v) { o.*field = parse_size(name, v, lo, hi); }};
+}
+
+option_def bool_option(const char* name, bool runtime_options::*field, const char* help) {
+  return {name, std::string("0 or 1; default ") + (defaults.*field ? "1" : "0"), help,
+          [=](runtime_options& o, const std::string& v) { o.*field = parse_bool(name, v); }};
+}
+
+option_def choice_option(const char* name, std::string runtime_options::*field, std::vector<const char*> allowed,
+                         const char* help) {
+  std::string value;
+  for (const char* a : allowed) value += (value.empty() ? "" : " | ") + std::string(a);
+  return {name, value + "; default " + defaults.*field, help,
+          [=](runtime_options& o, const std::string& v) { o.*field = parse_choice(name, v, allowed); }};
+}
+
 const std::vector<option_def>& table() {
+  using o = runtime_options;
   static const std::vector<option_def> t = {
-      {"threads", "worker threads per rank (default: cores / ranks on this node)",
-       [](runtime_options& o, const std::string& v) { o.threads = static_cast<int>(parse_int("threads", v, 1, 4096)); }},
-      {"pin", "pin workers to cores with hwloc: 1 or 0 (default 1)",
-       [](runtime_options& o, const std::string& v) { o.pin = parse_bool("pin", v); }},
-      {"ranks", "ranks in this process for the smp backend (default 1)",
-       [](runtime_options& o, const std::string& v) { o.ranks = static_cast<int>(parse_int("ranks", v, 1, 1024)); }},
-      {"backend", "auto, smp or mpi (default auto: mpi when launched by mpiexec with more than one process)",
-       [](runtime_options& o, const std::string& v) { o.backend = parse_choice("backend", v, {"auto", "smp", "mpi"}); }},
-      {"progress", "who drives communication: thread (a dedicated progress thread), worker (idle workers) or auto",
-       [](runtime_options& o, const std::string& v) { o.progress = parse_choice("progress", v, {"auto", "thread", "worker"}); }},
-      {"stack", "fiber stack size, e.g. 256K (default 256K)",
-       [](runtime_options& o, const std::string& v) {
-         o.stack_size = parse_size("stack", v);
-         if (o.stack_size < 16 * 1024) throw option_error("stack must be at least 16K");
-       }},
-      {"eager", "mpi: largest message sent copied through reused buffers; larger ones go zero-copy (default 16K)",
-       [](runtime_options& o, const std::string& v) {
-         o.eager_threshold = parse_size("eager", v);
-         // Each rank keeps a few receives of the larger of eager and coalesce posted.
-         if (o.eager_threshold > max_eager_message) throw option_error("eager must be at most 16M");
-       }},
-      {"coalesce",
-       "mpi: most bytes of queued small messages sent to one rank as one MPI message (default 8K; a lone larger "
-       "message still goes as one)",
-       [](runtime_options& o, const std::string& v) {
-         o.coalesce_limit = parse_size("coalesce", v);
-         if (o.coalesce_limit < 256) throw option_error("coalesce must be at least 256");
-         if (o.coalesce_limit > max_eager_message) throw option_error("coalesce must be at most 16M");
-       }},
-      {"node-rings",
-       "mpi: small messages between ranks on one node go through shared-memory rings instead of MPI: 1 or 0 "
-       "(default 1; used only when every rank says 1)",
-       [](runtime_options& o, const std::string& v) { o.node_rings = parse_bool("node-rings", v); }},
-      {"malloc-tuning",
-       "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back to the kernel "
-       "and faulted in again: 1 or 0 (default 1; skipped when MALLOC_*_ or GLIBC_TUNABLES are set)",
-       [](runtime_options& o, const std::string& v) { o.malloc_tuning = parse_bool("malloc-tuning", v); }},
+      int_option("threads", &o::threads, 1, 4096, "cores on this node / ranks on this node",
+                 "worker threads per rank"),
+      bool_option("pin", &o::pin, "pin workers to cores with hwloc"),
+      int_option("ranks", &o::ranks, 1, 1024, "1", "smp backend: ranks in this process"),
+      choice_option("backend", &o::backend, {"auto", "smp", "mpi"},
+                    "auto: mpi when a launcher (mpiexec, srun) started more than one process, else smp"),
+      bool_option("smp-per-process", &o::smp_per_process,
+                  "1: allow --weft:backend=smp in a process a launcher started as one of several; each process "
+                  "then runs a separate job (refused otherwise)"),
+      choice_option("progress", &o::progress, {"auto", "thread", "worker"},
+                    "who drives communication: a dedicated progress thread, or idle workers (auto: worker)"),
+      size_option("stack", &o::stack_size, 16 * KiB, GiB, "fiber stack size"),
+      size_option("eager", &o::eager_threshold, KiB, max_eager_message,
+                  "mpi: largest message sent copied through reused buffers; larger ones send their large "
+                  "segments zero-copy"),
+      size_option("coalesce", &o::coalesce_limit, 256, max_eager_message,
+                  "mpi: most bytes of queued small messages sent to one rank as one MPI message (a lone larger "
+                  "message still goes as one)"),
+      bool_option("node-rings", &o::node_rings,
+                  "mpi: small messages between ranks on one node go through shared-memory rings instead of MPI "
+                  "(used only when every rank says 1, and when eager and coalesce are below half of the 16M ring "
+                  "limit)"),
+      size_option("mpi-chunk", &o::mpi_chunk, 4 * KiB, max_mpi_chunk,
+                  "mpi: a large segment of a remote call travels in MPI messages of at most this size"),
+      choice_option("rma-protocol", &o::rma_protocol, {"auto", "messages"},
+                    "messages: rma reaches ranks in this process through the message protocol too (for testing "
+                    "it in one process)"),
+      size_option("rma-chunk", &o::rma_chunk, KiB, GiB, "rma: largest piece one rma message carries"),
+      bool_option("asymmetric-fences", &o::asymmetric_fences,
+                  "use membarrier(2) asymmetric fences where the kernel has them (0: full fences)"),
+      bool_option("malloc-tuning", &o::malloc_tuning,
+                  "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back "
+                  "to the kernel and faulted in again (skipped when MALLOC_*_ or GLIBC_TUNABLES are set)"),
   };
+  static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;
 }
 
@@ -120,15 +166,13 @@ std::string upper(std::string_view s) {
 }  // namespace
 
 std::string options_help() {
-  std::string s = "weft runtime options (--weft:NAME=VALUE, or WEFT_NAME=VALUE in the environment, NAME in upper case with - as _):\n";
+  std::string s =
+      "weft runtime options (--weft:NAME=VALUE, or WEFT_NAME=VALUE in the environment, NAME in upper case with - "
+      "as _):\n";
   for (const auto& d : table()) {
-    s += "  --weft:";
-    s += d.name;
-    s += std::string(d.name).size() < 10 ? std::string(10 - std::string(d.name).size(), ' ') : " ";
-    s += d.help;
-    s += "\n";
+    s += "  --weft:" + std::string(d.name) + "\n      " + d.help + "\n      (" + d.value + ")\n";
   }
-  s += "  --weft:help      print this list and exit\n";
+  s += "  --weft:help\n      print this list and exit\n";
   return s;
 }
 

@@ -1,5 +1,14 @@
 // Runtime options: --weft:NAME=VALUE on the command line, WEFT_NAME in the
-// environment, defaults otherwise. One table lists every option.
+// environment, defaults otherwise. One table (options.cpp) lists every
+// option with its limits; --weft:help prints it.
+//
+// The layers below the runtime (sched, am, rma) never read options or the
+// environment themselves: the runtime parses everything here and hands each
+// layer its values when it starts it (the mpi transport's settings in its
+// constructor, rma's and the fences' through a setter of their own). A
+// registry in the lowest layer would let any layer read any option; handing
+// values down keeps each layer's inputs in its interface, and every option
+// in the one table.
 #pragma once
 #include <cstddef>
 #include <stdexcept>
@@ -12,6 +21,9 @@ struct runtime_options {
   bool pin = true;
   int ranks = 1;                   // smp backend only
   std::string backend = "auto";    // auto | smp | mpi
+  // --weft:backend=smp in a process one of several a launcher started:
+  // refused unless set (each process would run a separate job).
+  bool smp_per_process = false;
   std::string progress = "auto";   // auto | thread | worker
   std::size_t stack_size = 256 * 1024;
   // mpi: messages (with their large segments) up to this size are copied
@@ -25,11 +37,22 @@ struct runtime_options {
   // shared-memory segments (8 KiB, UCX_MM_SEG_SIZE): one copy in, one out.
   // A 12 KiB or 64 KiB batch goes by rendezvous instead; with 64K, four
   // 4 KiB messages queued together took 2.2-2.4x raw MPI's latency, with
-  // 8K 1.5x (BENCHMARKS.md, seventh session).
+  // 8K 1.5x (docs/BENCHMARKS.md "Batch size and progress lock":
+  // bench_latency --mode=mpi --reps 5 --size 4096).
   std::size_t coalesce_limit = std::size_t{8} << 10;
   // mpi: frames between ranks on one node go through shared-memory rings
-  // (am/node_rings.hpp) instead of MPI messages.
+  // (am/mpi/node_rings.hpp) instead of MPI messages.
   bool node_rings = true;
+  // mpi: the most bytes one MPI send or receive of a large segment moves;
+  // longer segments travel in pieces (MPI counts are ints).
+  std::size_t mpi_chunk = std::size_t{1} << 30;
+  // rma: reach in-process targets through the message protocol too
+  // ("messages"; for testing it inside one process) instead of copying.
+  std::string rma_protocol = "auto";  // auto | messages
+  // rma: the largest piece one RMA message carries.
+  std::size_t rma_chunk = std::size_t{1} << 30;
+  // sched: membarrier-based asymmetric fences where the kernel has them.
+  bool asymmetric_fences = true;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
 };

@@ -8,9 +8,12 @@
 #include <mutex>
 #include <vector>
 
+#include "runtime/failure_report.hpp"
 #include "runtime/malloc_tuning.hpp"
 #include "runtime/options.hpp"
 #include "runtime/runtime_state.hpp"
+#include "rma/rank_state.hpp"
+#include "sched/fence.hpp"
 #include "sched/scheduler.hpp"
 #include "sched/topology.hpp"
 #include "weft/detail/future_state.hpp"
@@ -56,11 +59,15 @@ void init(int& argc, char** argv) {
     std::exit(0);
   }
   if (opts.malloc_tuning) tune_malloc();
+  // Hand the lower layers their options (options.hpp says why this way).
+  allow_asymmetric_fences(opts.asymmetric_fences);
+  rma::detail::set_rma_settings({opts.rma_protocol == "messages", opts.rma_chunk});
   auto rt = std::make_unique<process_runtime>();
   rt->opts = opts;
   fatal_handler = &default_fatal;
   start_backend(*rt);  // chooses the backend, sets world size and local ranks
   g_runtime = std::move(rt);
+  install_failure_handlers();  // after the backend: replaces MPI's (UCX's) crash handlers
   home_scheduler() = g_runtime->local[0].get();
   for (auto& s : g_runtime->local) s->start();
 }

@@ -15,7 +15,8 @@
 // with two full fences, but the producer no longer waits for its store
 // buffer to drain (the store that missed in cache: the other core's ring
 // slot or deque line). Where membarrier is unavailable (older kernels,
-// seccomp filters) or WEFT_ASYMMETRIC_FENCES=0, both are full fences.
+// seccomp filters) or turned off (--weft:asymmetric-fences=0, handed down
+// by the runtime through allow_asymmetric_fences), both are full fences.
 #pragma once
 #include <atomic>
 
@@ -34,9 +35,13 @@ inline void full_fence() noexcept {
 /// enable_asymmetric_fences).
 extern std::atomic<bool> asymmetric_fences;
 
-/// Registers the process for membarrier once; call before the threads that
-/// use light_fence start. Idempotent and thread-safe.
+/// Registers the process for membarrier once (unless not allowed); call
+/// before the threads that use light_fence start. Idempotent and thread-safe.
 void enable_asymmetric_fences() noexcept;
+
+/// Whether enable_asymmetric_fences may turn them on (default: yes). False
+/// turns them off at once: full fences on both sides are always correct.
+void allow_asymmetric_fences(bool allowed) noexcept;
 
 inline void light_fence() noexcept {
 #if defined(__SANITIZE_THREAD__)

@@ -299,7 +299,7 @@ bool scheduler::idle_wait(worker& w) noexcept {
       !stopping_.load(std::memory_order_seq_cst))
     // With a poll hook (worker-driven progress) nap briefly instead, so
     // incoming messages are still noticed.
-    futex_wait(epoch_, e, idle_poll ? 200000L : 0L);
+    futex_wait(epoch_, e, idle_poll ? opts_.idle_nap_ns : 0L);
   sleepers.fetch_sub(1, std::memory_order_seq_cst);
   return false;
 }

@@ -27,6 +27,9 @@ struct sched_options {
   int spin_rounds = 20000;               // idle: polls before yielding the CPU
   int yield_rounds = 64;                 // idle: sched_yield rounds before sleeping
   int wait_spin_rounds = 64;             // get() with nothing else queued: polls before suspending
+  // With a poll hook: how long an idle worker sleeps before polling again
+  // (a message whose wake-up it missed is noticed then).
+  long idle_nap_ns = 200000;
   // Spinning workers that poll communication skip the pause instruction:
   // the poll itself takes long enough (an MPI progress call), and the
   // pause (~140 cycles on recent x86) delayed noticing a message. On the

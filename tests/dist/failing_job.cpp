@@ -1,6 +1,7 @@
 // A program whose rank 1 fails in the way argv[1] names, for the tests that
 // check a failing rank ends the whole job (on every backend) with a message
-// naming the rank and a non-zero exit, instead of leaving the others hanging.
+// naming the rank and a non-zero exit, instead of leaving the others hanging:
+// an exception, exit(3), quick_exit(3), abort(), a raised SIGSEGV or SIGKILL.
 // Two modes send rank 1 a malformed message through the runtime's internal
 // send path (what a foreign or corrupted sender would deliver): the receiver
 // must detect it and end the job naming the sender.
@@ -31,6 +32,9 @@ int main(int argc, char** argv) {
       if (std::strcmp(mode, "throw_main") == 0) throw std::runtime_error("rank one gives up");
       if (std::strcmp(mode, "abort") == 0) std::abort();
       if (std::strcmp(mode, "kill") == 0) std::raise(SIGKILL);
+      if (std::strcmp(mode, "segv") == 0) std::raise(SIGSEGV);
+      if (std::strcmp(mode, "exit") == 0) std::exit(3);
+      if (std::strcmp(mode, "quick_exit") == 0) std::quick_exit(3);
     }
     if (weft::rank() == 0) {
       if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, std::uint64_t{0});

@@ -73,9 +73,6 @@ constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire
 /// bytes; more than this many messages arriving between two progress
 /// passes wait in MPI's unexpected queue until receives are posted again.
 constexpr int posted_receives = 4;
-/// The largest shared-memory ring per pair of ranks; limits that would need
-/// more (--weft:eager or --weft:coalesce of 8M or more) send through MPI alone.
-constexpr std::size_t max_ring_bytes = std::size_t{16} << 20;
 /// Eager sends retired together (mpi_transport::retire_sends).
 constexpr std::size_t retire_group = 8;
 constexpr std::size_t short_body_max = 0xffff;
@@ -131,9 +128,19 @@ void finalize_mpi_at_exit() {
   if (!finalized && we_initialized_mpi) MPI_Finalize();
 }
 
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v ? std::atoi(v) : fallback;
+/// Calls post(offset, length) for each piece of n bytes on the bulk tag:
+/// at most `chunk` bytes each (MPI counts are ints), and one empty piece
+/// for n == 0 (sender and receiver both post one). Sender and receiver cut
+/// alike; MPI keeps one rank's messages on one tag in order, so the pieces
+/// match.
+template <class Post>
+void for_each_piece(std::size_t n, std::size_t chunk, Post&& post) {
+  std::size_t done = 0;
+  do {
+    const std::size_t len = std::min(chunk, n - done);
+    post(done, static_cast<int>(len));
+    done += len;
+  } while (done < n);
 }
 
 /// Keeps an eager send buffer for the next batch, up to a bound (a burst
@@ -176,7 +183,7 @@ struct in_flight_send {
 /// takes two MPI calls per message. A plain MPI ping-pong (8 B, interleaved
 /// runs) took 0.21-0.29 us one way that way, 0.19-0.23 us with four posted
 /// receives testing the earliest, and 0.20-0.26 us with MPI_Testsome over
-/// all four (docs/BENCHMARKS.md, twelfth session). MPI matches a message to
+/// all four (docs/BENCHMARKS.md, "posted receives on the mpi backend"). MPI matches a message to
 /// the earliest posted receive, so testing only the earliest finds every
 /// message, and messages from one rank are read in the order they were sent.
 struct posted_ring {
@@ -228,14 +235,11 @@ struct mpi_transport::impl {
   }
 };
 
-bool mpi_transport::launched_with_several_ranks() noexcept { return env_int("PMI_SIZE", 1) > 1; }
-
-mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit,
-                             bool use_node_rings)
+mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settings& settings)
     : p_(std::make_unique<impl>()),
       dispatch_(dispatch),
-      eager_limit_(eager_limit < 1024 ? 1024 : eager_limit),
-      batch_limit_(coalesce_limit) {
+      eager_limit_(std::max(settings.eager_limit, mpi_transport_settings::min_eager)),
+      batch_limit_(settings.coalesce_limit) {
   std::call_once(mpi_once, [] {
     int initialized = 0;
     MPI_Initialized(&initialized);
@@ -261,10 +265,16 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, s
   // Every rank must accept the longest eager message any rank may send;
   // the limits come from options, which could differ between ranks. So
   // may the choice of rings: a rank writing into a ring nobody reads would
-  // hang, so they are used only if every rank asks for them.
-  unsigned long mine[2] = {std::max(eager_limit_, batch_limit_), use_node_rings ? 0ul : 1ul}, all[2] = {0, 0};
-  MPI_Allreduce(mine, all, 2, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
+  // hang, so they are used only if every rank asks for them. Sender and
+  // receiver cut a long segment into the same pieces: the smallest chunk
+  // any rank asks for (a maximum of its distance below max_chunk).
+  const std::size_t chunk = std::clamp(settings.chunk, mpi_transport_settings::min_chunk, mpi_transport_settings::max_chunk);
+  unsigned long mine[3] = {std::max(eager_limit_, batch_limit_), settings.node_rings ? 0ul : 1ul,
+                           mpi_transport_settings::max_chunk - chunk},
+                all[3] = {0, 0, 0};
+  MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
   recv_size_ = all[0];
+  chunk_ = mpi_transport_settings::max_chunk - all[2];
   setup_node_rings(all[1] == 0);
   MPI_Comm_free(&node);
   // A frame's segment lengths must fit in an eager message next to the
@@ -281,7 +291,7 @@ void mpi_transport::setup_node_rings(bool wanted) {
   // on every rank of the node, so they all decide alike.
   std::size_t capacity = 64 * 1024;
   while (capacity < 2 * (recv_size_ + 16)) capacity *= 2;
-  if (!wanted || local_size_ < 2 || capacity > max_ring_bytes) return;
+  if (!wanted || local_size_ < 2 || capacity > mpi_transport_settings::max_ring_bytes) return;
   rings_ = std::make_unique<node_rings>(node, capacity);
   MPI_Group world_group, node_group;
   MPI_Comm_group(p_->comm, &world_group);
@@ -557,17 +567,14 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   // Bulk segments (after a body sent apart) go now, straight from the
   // message's memory; the receiver posts its receives in frame order, which
   // MPI's ordering matches.
-  if (body_apart) {
-    batch.bulk.emplace_back();
-    MPI_Isend(bytes.data(), static_cast<int>(bytes.size()), MPI_BYTE, batch.dest, tag_bulk, p_->comm,
-              &batch.bulk.back());
-  }
-  for (std::size_t i = 0; i < n_bulk; ++i) {
-    // Segments over 2 GiB would need splitting; remote-call payloads here stay far below.
-    const auto seg = m.bulk_segment(i);
-    batch.bulk.emplace_back();
-    MPI_Isend(seg.data(), static_cast<int>(seg.size()), MPI_BYTE, batch.dest, tag_bulk, p_->comm, &batch.bulk.back());
-  }
+  auto send_apart = [&](const std::byte* data, std::size_t n) {
+    for_each_piece(n, chunk_, [&](std::size_t at, int len) {
+      batch.bulk.emplace_back();
+      MPI_Isend(data + at, len, MPI_BYTE, batch.dest, tag_bulk, p_->comm, &batch.bulk.back());
+    });
+  };
+  if (body_apart) send_apart(bytes.data(), bytes.size());
+  for (std::size_t i = 0; i < n_bulk; ++i) send_apart(m.bulk_segment(i).data(), m.bulk_segment(i).size());
   batch.held.push_back(std::move(m));
   // A frame whose bulk segments travel separately ends its batch. Batched
   // with the next such frame, the receiver started both large transfers
@@ -638,6 +645,12 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     if (rest > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
     in_flight_recv r;
     r.source = source;
+    auto receive_apart = [&](std::byte* data, std::size_t n) {
+      for_each_piece(n, chunk_, [&](std::size_t at, int len) {
+        r.requests.emplace_back();
+        MPI_Irecv(data + at, len, MPI_BYTE, source, tag_bulk, p_->comm, &r.requests.back());
+      });
+    };
     am_message& m = r.msg;
     m.source = source;
     m.handler = static_cast<am_handler>(pre.handler);
@@ -647,8 +660,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
       // It follows on tag_bulk, ahead of any segments (append_frame's order).
       auto& body = m.spill().bytes;
       body.resize(static_cast<std::size_t>(body_len));
-      r.requests.emplace_back();
-      MPI_Irecv(body.data(), static_cast<int>(body_len), MPI_BYTE, source, tag_bulk, p_->comm, &r.requests.back());
+      receive_apart(body.data(), body.size());
     } else {
       m.set_body_bytes(c, inline_body);
       c += inline_body;
@@ -694,9 +706,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     for (std::size_t i = 0; i < lens.size(); ++i) {
       at = align_up(at, segment_alignment);
       ool.bulk.emplace_back(target->data.get() + at, lens[i]);
-      r.requests.emplace_back();
-      MPI_Irecv(target->data.get() + at, static_cast<int>(lens[i]), MPI_BYTE, source, tag_bulk, p_->comm,
-                &r.requests.back());
+      receive_apart(target->data.get() + at, lens[i]);
       at += lens[i];
     }
     ool.keep = serialization::owner::borrow(target, &mpi_recv_block::release);  // block_for's reference
@@ -723,7 +733,7 @@ bool mpi_transport::retire_sends() {
     // Eager sends go in groups: MPICH/UCX completes a short one inside
     // MPI_Isend, but MPI_Test still makes a progress pass for it; one
     // MPI_Testall over a group makes one pass for all of them
-    // (docs/BENCHMARKS.md, seventeenth session). Their buffers are weft's
+    // (docs/BENCHMARKS.md, "when a task's messages leave"). Their buffers are weft's
     // own, so nothing waits for them meanwhile.
     std::array<MPI_Request, retire_group> group;
     std::size_t n = 0;

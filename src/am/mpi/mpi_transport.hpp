@@ -16,6 +16,8 @@
 // Between ranks on one node the frames travel through shared-memory rings
 // (node_rings) instead of the eager tag, in the same order and format;
 // large segments still go on the bulk tag (--weft:node-rings=0: MPI only).
+// A segment longer than the chunk size (1 GiB; MPI counts are ints) goes as
+// several MPI messages on the bulk tag, received in the same pieces.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -34,13 +36,35 @@ struct in_flight_send;
 struct mpi_recv_block;
 class node_rings;
 
+/// What the runtime hands the transport, from its options (--weft:eager,
+/// --weft:coalesce, --weft:node-rings, --weft:mpi-chunk). The bounds are the
+/// option table's limits.
+struct mpi_transport_settings {
+  /// Frames up to this size carry their bulk segments; larger ones send them apart.
+  std::size_t eager_limit;
+  /// Most bytes of coalesced frames per MPI message.
+  std::size_t coalesce_limit;
+  /// Frames for ranks on this node go through shared memory (only if every rank asks).
+  bool node_rings;
+  /// Most bytes one MPI send or receive of a segment moves; longer ones go in pieces.
+  std::size_t chunk;
+
+  static constexpr std::size_t min_eager = std::size_t{1} << 10;  // room for the longest descriptor
+  /// Each rank keeps four receives of the larger of eager and coalesce posted.
+  static constexpr std::size_t max_eager = std::size_t{16} << 20;
+  /// A shared-memory ring holds the longest eager message twice; none is
+  /// made larger than this (eager or coalesce of 8M or more: MPI alone).
+  static constexpr std::size_t max_ring_bytes = std::size_t{16} << 20;
+  static constexpr std::size_t min_chunk = std::size_t{4} << 10;
+  static constexpr std::size_t max_chunk = std::size_t{1} << 30;  // MPI counts are ints
+};
+
 class mpi_transport final : public am_transport {
  public:
-  /// Initializes MPI if needed (once per process; MPI_Finalize runs at exit).
-  /// use_node_rings: frames for ranks on this node go through shared
-  /// memory (only if every rank asks for it).
-  mpi_transport(am_dispatch_fn dispatch, std::size_t eager_limit, std::size_t coalesce_limit,
-                bool use_node_rings = true);
+  /// Initializes MPI if needed (once per process; MPI_Finalize runs at
+  /// exit, unless the runtime is still running then: see
+  /// runtime/failure_report.hpp).
+  mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settings& settings);
   ~mpi_transport() override;
 
   int rank() const noexcept { return rank_; }
@@ -67,8 +91,6 @@ class mpi_transport final : public am_transport {
   std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local);
   /// MPI_Abort on the world.
   [[noreturn]] static void abort_world(int code) noexcept;
-  /// True when started by mpiexec with more than one process.
-  static bool launched_with_several_ranks() noexcept;
 
  private:
   struct impl;
@@ -118,6 +140,7 @@ class mpi_transport final : public am_transport {
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
   std::size_t max_segments_ = 0;  // bulk segments one message may have (their lengths travel eagerly)
+  std::size_t chunk_;  // most bytes per MPI send or receive on the bulk tag
   bool publishing_ = false;  // attach_publisher was called
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };

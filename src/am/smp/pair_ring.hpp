@@ -10,13 +10,13 @@
 //
 // The consumer only reads slots. It frees them by advancing `head_` (its own
 // line), which producers read only when the ring looks full to them. A slot
-// line therefore travels once per message, producer to consumer. When the
-// consumer marked each slot free by writing into it, the producer's next
-// lap loaded that line back from the consumer's cache: a miss per message
-// that the sender waited for (the hottest instruction of the smp send path;
-// docs/BENCHMARKS.md, tenth session). An earlier single producer that also
-// trusted a cached head, while the consumer still wrote every slot, was
-// slower (14M msg/s against 19-20M on the Xeon): the two then wrote the same
+// line therefore travels once per message, producer to consumer. A
+// consumer that marks each slot free by writing into it makes the
+// producer's next lap load that line back from the consumer's cache: a miss
+// per message that the sender waits for (the hottest instruction of the smp
+// send path; docs/BENCHMARKS.md "smp 8 B message rate"). A single producer
+// trusting a cached head while the consumer writes every slot is slower
+// still (14M msg/s against 19-20M on the Xeon): the two then write the same
 // lines. With the consumer only reading, the cached head is the faster one.
 //
 // Two ways to produce:

@@ -27,7 +27,7 @@ smp_world::smp_world(int nranks, int threads)
 
 smp_world::~smp_world() {
   for (auto& in : inboxes_)
-    for (auto& r : in->from) delete r.load(std::memory_order_acquire);
+    for (std::size_t i = 0; i < in->n_rings.load(std::memory_order_acquire); ++i) delete in->rings[i];
 }
 
 void smp_world::attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx) {
@@ -45,8 +45,13 @@ pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
   auto& slot = in.from[index];
   pair_ring* r = nullptr;
   auto fresh = std::make_unique<pair_ring>(ring_capacity);
-  if (slot.compare_exchange_strong(r, fresh.get(), std::memory_order_acq_rel)) return *fresh.release();
-  return *r;  // another thread of the source rank installed one first
+  if (!slot.compare_exchange_strong(r, fresh.get(), std::memory_order_acq_rel))
+    return *r;  // another thread of the source rank installed one first
+  std::lock_guard lock(in.rings_mutex);
+  const std::size_t n = in.n_rings.load(std::memory_order_relaxed);
+  in.rings[n] = fresh.get();
+  in.n_rings.store(n + 1, std::memory_order_release);  // the consumer polls it from now on
+  return *fresh.release();
 }
 
 // Inlined into send: one call less per message on the smp send path.
@@ -115,8 +120,9 @@ void smp_transport::publish_worker(void* self, int index) noexcept {
 
 bool smp_world::has_news(const inbox& in) noexcept {
   if (in.spilled.load(std::memory_order_acquire) != 0) return true;
-  for (auto& slot : in.from)
-    if (const pair_ring* r = slot.load(std::memory_order_acquire); r != nullptr && r->ready()) return true;
+  const std::size_t n = in.n_rings.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (in.rings[i]->ready()) return true;
   return false;
 }
 
@@ -135,8 +141,8 @@ bool smp_transport::progress() {
   std::size_t n = 0;
   ++delivering;
   auto deliver = [&in](am_message&& m) { in.dispatch(in.ctx, std::move(m)); };
-  for (auto& slot : in.from)
-    if (pair_ring* r = slot.load(std::memory_order_acquire)) n += r->drain(drain_batch, deliver);
+  const std::size_t n_rings = in.n_rings.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n_rings; ++i) n += in.rings[i]->drain(drain_batch, deliver);
   if (in.spilled.load(std::memory_order_acquire) != 0) {
     {
       std::lock_guard lock(in.overflow_mutex);

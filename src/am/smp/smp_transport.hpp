@@ -37,12 +37,21 @@ class smp_world {
   friend class smp_transport;
   static constexpr std::size_t ring_capacity = 1024;
   struct alignas(64) inbox {
-    inbox(int nranks, int threads) : from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads + 1)) {}
+    inbox(int nranks, int threads)
+        : from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads + 1)),
+          rings(std::make_unique<pair_ring*[]>(from.size())) {}
     // Read by senders on every message (never written after start-up).
     // By source rank r and producer p: index r * (threads + 1) + p, where
     // p = 0 is the shared ring of r's non-worker threads and p = 1 + w
     // worker w's own. Created on first send.
     std::vector<std::atomic<pair_ring*>> from;
+    // The rings created so far, in creation order: the consumer polls
+    // these, not every slot of `from`. A rank hears from few of the others
+    // (collectives go along trees), and scanning all ranks x threads slots
+    // on every idle poll made start-up quadratic in the ranks.
+    std::unique_ptr<pair_ring*[]> rings;
+    std::atomic<std::size_t> n_rings{0};
+    std::mutex rings_mutex;  // ring creation only
     scheduler* sched = nullptr;
     am_dispatch_fn dispatch = nullptr;
     void* ctx = nullptr;
