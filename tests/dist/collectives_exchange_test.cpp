@@ -77,7 +77,7 @@ void scatter_async_and_wrong_count() {
 
 void every_kind_back_to_back_and_in_flight_together() {
   const int me = weft::rank(), n = weft::nranks();
-  for (int round = 0; round < 3; ++round) {
+  for (int round = 0; round < (n > 8 ? 1 : 3); ++round) {  // 64 ranks: each step costs a scheduler slice
     auto bc = weft::broadcast_async(round * 7, round % n);
     auto ag = weft::allgather_async(me + round);
     auto sc = weft::exclusive_scan_async(1, 0, std::plus<>{});
@@ -120,7 +120,7 @@ void inside_a_task_while_other_tasks_run() {
     });
   auto result = weft::async([n] {
     long total = 0;
-    for (int i = 0; i < 10; ++i) {
+    for (int i = 0; i < 4; ++i) {
       total += weft::allreduce(long(i), std::plus<>{});
       total += weft::broadcast(long(i), i % n);
     }
@@ -128,7 +128,7 @@ void inside_a_task_while_other_tasks_run() {
   });
   const long got = result.get();
   busy.wait();
-  EXPECT_EQ(got, 45L * n + 45L);
+  EXPECT_EQ(got, 6L * n + 6L);
   EXPECT_EQ(work.load(), 4 * 100 * 8);
 }
 
