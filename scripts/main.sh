@@ -13,8 +13,13 @@
 # efficiency of each against mpi there, at imbalance 1.0 and 2.0 (metg
 # pairs: differences of a percent, which the sweep's medians cannot tell).
 # Implementations:
-#   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline)
+#   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline):
+#             Task Bench's MPI nonblock structure, one message per dependency
+#             edge and one MPI_Waitall per timestep (its METG against the
+#             original's: taskbench/README.md)
 #             (-warmup: an untimed run first, as taskbench_weft always does)
+#   mpi-agg   the same with -mpi-aggregate: one message per (producer, rank)
+#             and each point runs as soon as its inputs are in
 #   spmd      taskbench_weft -impl spmd, one smp rank per core
 #   dataflow  taskbench_weft -impl dataflow, one rank with a worker per core
 set -euo pipefail
@@ -38,6 +43,7 @@ export OPENBLAS_NUM_THREADS=1
 
 impls=(
   --impl "mpi=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi -warmup"
+  --impl "mpi-agg=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi -warmup -mpi-aggregate"
   --impl "spmd=$b/weft/taskbench_weft -impl spmd --weft:ranks=$cores --weft:threads=1"
   --impl "dataflow=$b/weft/taskbench_weft -impl dataflow --weft:ranks=1 --weft:threads=$cores"
 )
@@ -60,7 +66,7 @@ echo "== step overhead, (b) at 16 x METG(mpi): how much longer each timestep too
 tools/metg gaps "${impls[@]}" --baseline mpi --reps "$reps" --at out/metg_imbalance -- \
   "${graph[@]}" -kernel load_imbalance -imbalance 1.0 | tee out/gaps_imbalance.txt
 echo
-echo "== paired efficiency at 16 x METG(mpi), load_imbalance 1.0 and 2.0: each rep runs all three back to back"
+echo "== paired efficiency at 16 x METG(mpi), load_imbalance 1.0 and 2.0: each rep runs all four back to back"
 for imbalance in 1.0 2.0; do
   tools/metg pairs "${impls[@]}" --baseline mpi --reps "$pair_reps" --quiet --at out/metg_imbalance -- \
     "${graph[@]}" -kernel load_imbalance -imbalance "$imbalance" | tee "out/pairs_imbalance_$imbalance.txt"

@@ -38,7 +38,7 @@
 #include <utility>
 
 #include "weft/detail/action.hpp"
-#include "weft/detail/serialize.hpp"
+#include "weft/serialize.hpp"
 #include "weft/runtime.hpp"
 #include "weft/sched.hpp"
 

@@ -35,7 +35,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/detail/serialize.hpp"
+#include "weft/serialize.hpp"
 #include "weft/detail/task_alloc.hpp"
 
 namespace weft {

@@ -31,6 +31,14 @@ struct call_header {
   std::abort();
 }
 
+[[noreturn, gnu::cold]] void unknown_handler(const am_message& m) {
+  char msg[128];
+  std::snprintf(msg, sizeof msg, "message with unknown handler id %u from rank %d", static_cast<unsigned>(m.handler),
+                m.source);
+  fatal_handler(msg);
+  std::abort();
+}
+
 /// A received call, run as a task on the destination rank.
 struct call_task final : task_base, pooled {
   rank_comm* comm;
@@ -109,18 +117,12 @@ void am_dispatch(void* ctx, am_message&& m) {
       slot->deliver(slot, in);
       break;
     }
-    case am_handler::collective:
-      collective_arrived(comm, std::move(m));
-      break;
-    case am_handler::rma:
-      rma_arrived(comm, std::move(m));
-      break;
     default: {
-      char msg[128];
-      std::snprintf(msg, sizeof msg, "message with unknown handler id %u from rank %d",
-                    static_cast<unsigned>(m.handler), m.source);
-      fatal_handler(msg);
-      std::abort();
+      // A layer's message (am/handlers.hpp): one indexed load.
+      const am_handler_fn fn = am_handler_table[static_cast<std::uint8_t>(m.handler)];
+      if (fn == nullptr) [[unlikely]]
+        unknown_handler(m);
+      fn(comm, std::move(m));
     }
   }
 }

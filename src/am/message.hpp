@@ -1,5 +1,4 @@
-// Internal: one active message as the remote-call and collective layers see
-// it. In-process (smp) it travels by move, so large arguments are never
+// Internal: one active message as am and the layers above it see it. In-process (smp) it travels by move, so large arguments are never
 // copied; over MPI it is flattened into one buffer and rebuilt on arrival.
 //
 // Layout: a small message (the common case: a remote call with a few scalar
@@ -7,8 +6,8 @@
 // header and body bytes inline, one cache line with the ring's sequence
 // word — so sending and receiving it allocates nothing and moves one line
 // between cores. Heap allocation on one thread
-// and release on another (sender vs receiver) was the largest single cost of
-// the smp message path. Larger bodies, bulk segments and the owner that
+// and release on another (sender vs receiver) would be the largest single
+// cost of the smp message path. Larger bodies, bulk segments and the owner that
 // keeps their memory alive go to one out-of-line block.
 #pragma once
 #include <cstddef>
@@ -20,12 +19,14 @@
 #include <type_traits>
 #include <vector>
 
-#include "weft/detail/serialize.hpp"
+#include "weft/serialize.hpp"
 #include "weft/detail/task_alloc.hpp"
 
 namespace weft::detail {
 
-enum class am_handler : std::uint8_t { call = 1, reply = 2, collective = 3, rma = 4 };
+/// Which handler a message is for: am's own remote calls and replies, or a
+/// layer's id registered in the handler table (am/handlers.hpp).
+enum class am_handler : std::uint8_t { call = 1, reply = 2 };
 
 struct am_out_of_line;
 
@@ -64,7 +65,7 @@ class am_return_channel {
 /// block plus a std::vector's heap buffer, on the sender and again on the
 /// receiver (a 40-byte body cost ~500 instructions more than an inline one
 /// on the receiving rank, most of it the vector's malloc and free;
-/// docs/BENCHMARKS.md, fifteenth and sixteenth sessions). Larger bodies,
+/// docs/BENCHMARKS.md). Larger bodies,
 /// and bodies received in pieces, use `bytes`.
 struct am_out_of_line : pooled {
   std::vector<std::byte> bytes;                      // body bytes, unless in the tail
@@ -280,7 +281,7 @@ class am_message {
   // those stores cannot be forwarded from the store buffer: it waits until
   // they reach the cache, behind the sender's stores to ring slots whose
   // lines are still on the receiver's core (memcpy's 16-byte load here was
-  // the hottest instruction of the smp send path; BENCHMARKS.md, tenth session).
+  // the hottest instruction of the smp send path; docs/BENCHMARKS.md).
   static void copy_words(std::byte* d, const std::byte* p, std::size_t n) noexcept {
     if (n >= 8) {
       std::size_t i = 0;

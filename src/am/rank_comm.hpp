@@ -1,6 +1,6 @@
 // Internal: one rank's communication context — its transport, its scheduler,
 // the message counters that finalize uses to detect global quiescence, and
-// the collective mailboxes.
+// the per-rank state of the layers above am (layer_state.hpp).
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -8,28 +8,21 @@
 #include <cstdlib>
 #include <cstring>
 #include <type_traits>
-#include <map>
-#include <memory>
-#include <mutex>
 #include <utility>
-#include <vector>
 
+#include "am/handlers.hpp"
+#include "am/layer_state.hpp"
 #include "am/message.hpp"
 #include "sched/scheduler.hpp"
-#include "weft/sched.hpp"
 
 namespace weft::detail {
 
-/// Messages of one collective step, by source rank, until `expected` came.
-struct coll_slot {
-  std::vector<std::vector<std::byte>> by_rank;  // indexed by source rank
-  int arrived = 0;
-  int expected = -1;  // -1: nobody waits yet
-  promise<std::vector<std::vector<std::byte>>> done;
-};
-
 struct rank_comm {
-  rank_comm(int r, int n, scheduler* s) : rank(r), nranks(n), sched(s) {}
+  /// Also makes the context findable by in_process_comm(r) while it lives.
+  rank_comm(int r, int n, scheduler* s);
+  ~rank_comm();
+  rank_comm(const rank_comm&) = delete;
+  rank_comm& operator=(const rank_comm&) = delete;
   int rank;
   int nranks;
   scheduler* sched;
@@ -59,16 +52,27 @@ struct rank_comm {
   }
   std::uint64_t handled() const noexcept { return transport->handled.load(std::memory_order_acquire); }
 
-  /// The rma layer's per-rank state (segment table), created on first use.
-  std::shared_ptr<void> rma;
-  std::mutex rma_mutex;  // guards creating `rma`
-
-  // Collectives: every rank numbers its collective calls; all ranks make
-  // them in the same order, so (sequence, phase) names one step everywhere.
-  std::uint64_t next_collective = 0;
-  std::mutex coll_mutex;
-  std::map<std::pair<std::uint64_t, int>, coll_slot> coll_slots;
+  /// The layers' per-rank state (use layer_state<S>).
+  layer_state_slots layers;
 };
+
+/// The state of type S that a layer keeps for rank `c`, made by S(c) on
+/// first use. One acquire load once it exists.
+template <class S>
+S& layer_state(rank_comm& c) {
+  static_assert(std::is_constructible_v<S, rank_comm&>, "a layer's state is constructed from its rank_comm");
+  static const std::size_t slot = layer_state_slots::new_slot();
+  if (void* s = c.layers.find(slot)) [[likely]]
+    return *static_cast<S*>(s);
+  void* s = c.layers.create(
+      slot, c, [](rank_comm& rc) -> void* { return new S(rc); }, [](void* p) { delete static_cast<S*>(p); });
+  return *static_cast<S*>(s);
+}
+
+/// The context of global rank `r` if that rank lives in this process, else
+/// nullptr (`r` must be a valid rank). Lock-free; for the layers that reach
+/// in-process ranks directly (rma).
+rank_comm* in_process_comm(int r) noexcept;
 
 /// The calling thread's rank context; ends the job with a clear message if
 /// there is none (no runtime).
@@ -76,12 +80,6 @@ rank_comm& current_comm();
 
 /// Entry point for every message arriving at a rank (runs inside progress).
 void am_dispatch(void* rank_ctx, am_message&& m);
-
-/// Collective mailbox delivery (coll layer).
-void collective_arrived(rank_comm& c, am_message&& m);
-
-/// One-sided put/get protocol messages (rma layer; runs inside progress).
-void rma_arrived(rank_comm& c, am_message&& m);
 
 /// Sends a message for handler `h` to `dest`: a fixed, trivially copyable
 /// protocol header plus an optional serialized body (whose bulk views point

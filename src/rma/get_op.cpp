@@ -31,7 +31,7 @@ class get_op {
     for (std::size_t i = 0; i < n; ++i) {
       const std::size_t len = std::min(chunk, t.bytes - i * chunk);
       wire_header h{wire_kind::get_request, 0, 0, t.segment, t.offset + i * chunk, len, token};
-      weft::detail::send_am(c, t.target, am_handler::rma, h);
+      weft::detail::send_am(c, t.target, rma_messages, h);
     }
     return f;
   }

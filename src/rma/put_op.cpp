@@ -91,7 +91,7 @@ class put_op {
     body.bulk.emplace_back(src_ + at, len);
     auto keep = serialization::owner::adopt(std::make_unique<piece_release>(this));
     // Once sent, the record may be freed by another thread: nothing after this call touches it.
-    weft::detail::send_am(comm_, t_.target, am_handler::rma, h, std::move(body), std::move(keep));
+    weft::detail::send_am(comm_, t_.target, rma_messages, h, std::move(body), std::move(keep));
   }
 
   void settle() noexcept {

@@ -1,11 +1,10 @@
 // Internal: the rma layer's per-rank state and how to find it.
 //
-// The state hangs off the rank's communication context (rank_comm::rma) so
-// it lives exactly as long as the rank: created on first use, destroyed at
+// The state is am layer state of the rank's communication context, so it
+// lives exactly as long as the rank: created on first use, destroyed at
 // finalize after global quiescence. Every put and get needs it (the origin's
-// for its settings, an in-process target's for its segments), so besides the
-// shared_ptr slot (which needs rank_comm::rma_mutex to read safely) each
-// state is published in a lock-free per-process slot indexed by local rank.
+// for its settings, an in-process target's for its segments); finding it is
+// one load once it exists.
 #pragma once
 #include <cstddef>
 
@@ -16,6 +15,7 @@ namespace weft::rma::detail {
 
 using weft::detail::am_handler;
 using weft::detail::am_message;
+using weft::detail::in_process_comm;
 using weft::detail::rank_comm;
 
 /// Settings the runtime hands down from its options (set_rma_settings),
@@ -36,22 +36,16 @@ struct rma_settings {
 void set_rma_settings(const rma_settings& s) noexcept;
 
 struct rank_state {
-  rank_state(rank_comm& c, int local_index);
-  ~rank_state();
+  explicit rank_state(rank_comm& c);
   rank_state(const rank_state&) = delete;
   rank_state& operator=(const rank_state&) = delete;
 
   rank_comm& comm;
-  const int local_index;  // position among this process's ranks
   const rma_settings settings;
   segment_table segments;
 };
 
 /// The rma state of rank context `c`, created on first use.
-rank_state& state_of(rank_comm& c);
-
-/// The rank context of global rank `r` if it lives in this process, else
-/// nullptr (`r` must be a valid rank).
-rank_comm* in_process_comm(int r) noexcept;
+inline rank_state& state_of(rank_comm& c) { return weft::detail::layer_state<rank_state>(c); }
 
 }  // namespace weft::rma::detail

@@ -1,4 +1,4 @@
-// rma messages arriving at a rank (am_handler::rma, called from progress):
+// rma messages arriving at a rank (rma_messages, called from progress):
 // requests served as the target, replies delivered as the origin. Nothing
 // here blocks; the target copies a put's data into the segment, or answers a
 // get with a view of the segment itself (sent without copying when large).
@@ -32,7 +32,7 @@ void serve_put(rank_comm& c, am_message& m, const wire_header& h) {
     e.arrivals->push(completion{completion_kind::arrival, m.source, h.segment, n.offset, n.bytes, h.arg});
   }
   if ((h.flags & wire_want_ack) != 0)
-    weft::detail::send_am(c, m.source, am_handler::rma,
+    weft::detail::send_am(c, m.source, rma_messages,
                           wire_header{wire_kind::put_ack, 0, 0, h.segment, h.offset, 0, h.token});
 }
 
@@ -44,19 +44,12 @@ void serve_get(rank_comm& c, const am_message& m, const wire_header& h) {
   // copy and no `keep` are needed on this side.
   serialization::message body;
   body.bulk.emplace_back(e.base + h.offset, static_cast<std::size_t>(h.arg));
-  weft::detail::send_am(c, m.source, am_handler::rma,
+  weft::detail::send_am(c, m.source, rma_messages,
                         wire_header{wire_kind::get_reply, 0, 0, h.segment, h.offset, h.arg, h.token},
                         std::move(body));
 }
 
-}  // namespace
-
-}  // namespace weft::rma::detail
-
-namespace weft::detail {
-
 void rma_arrived(rank_comm& c, am_message&& m) {
-  using namespace weft::rma::detail;
   const auto h = am_header<wire_header>(m, "rma");
   switch (h.kind) {
     case wire_kind::put:
@@ -76,4 +69,8 @@ void rma_arrived(rank_comm& c, am_message&& m) {
   }
 }
 
-}  // namespace weft::detail
+}  // namespace
+
+const am_handler rma_messages = weft::detail::register_am_handler(4, "rma", &rma_arrived);
+
+}  // namespace weft::rma::detail

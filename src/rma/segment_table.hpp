@@ -42,10 +42,20 @@ class segment_table {
   /// the table is full.
   segment_id add(std::byte* base, std::size_t size, completion_queue* arrivals);
 
+  /// The id of the rank's symmetric heap (pgas layer), outside the ids
+  /// register_memory hands out so that those still start at 0.
+  static constexpr segment_id heap_id = ~segment_id{0};
+  /// Makes [base, base + size) reachable as heap_id. Before any access.
+  void set_heap(std::byte* base, std::size_t size) noexcept {
+    heap_.base = base;
+    heap_.size = size;
+    heap_.state.store(segment_entry::live, std::memory_order_release);
+  }
+
   /// The entry of `id`, or nullptr if `id` was never handed out. The caller
   /// checks `state` (live or deregistered). Lock-free.
   const segment_entry* find(segment_id id) const noexcept {
-    if (id >= count_.load(std::memory_order_acquire)) return nullptr;
+    if (id >= count_.load(std::memory_order_acquire)) return id == heap_id && heap_.size != 0 ? &heap_ : nullptr;
     const chunk* c = chunks_[id >> chunk_bits].load(std::memory_order_acquire);
     return &c->entries[id & (chunk_size - 1)];
   }
@@ -63,6 +73,7 @@ class segment_table {
   std::mutex add_mutex_;              // registrations are rare; serialize them
   std::atomic<segment_id> count_{0};  // published after the entry is complete
   std::atomic<chunk*> chunks_[max_chunks] = {};
+  segment_entry heap_;
 };
 
 }  // namespace weft::rma::detail

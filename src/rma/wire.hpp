@@ -1,4 +1,4 @@
-// Internal: the rma protocol's active-message header (am_handler::rma).
+// Internal: the rma protocol's active messages: their handler id and header.
 //
 //   put          origin -> target  bulk segment 0 = the data; flags say
 //                                  whether to acknowledge and whether to
@@ -18,6 +18,10 @@
 #include "weft/rma.hpp"
 
 namespace weft::rma::detail {
+
+/// The rma layer's message id, registered with am by rma_dispatch.cpp (its
+/// definition is there so that every sender links the handler in).
+extern const weft::detail::am_handler rma_messages;
 
 enum class wire_kind : std::uint8_t { put = 1, put_ack = 2, get_request = 3, get_reply = 4 };
 

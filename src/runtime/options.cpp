@@ -146,6 +146,10 @@ const std::vector<option_def>& table() {
       bool_option("malloc-tuning", &o::malloc_tuning,
                   "raise glibc malloc's trim and mmap thresholds so freed message payloads are not handed back "
                   "to the kernel and faulted in again (skipped when MALLOC_*_ or GLIBC_TUNABLES are set)"),
+      size_option("segment", &o::segment, 64 * KiB, std::size_t{1} << 40,
+                  "pgas: address space reserved for each rank's symmetric heap, committed as used"),
+      bool_option("pgas-direct", &o::pgas_direct,
+                  "pgas: reach ranks on this node by loads and stores (0: through messages, for testing that path)"),
   };
   static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;

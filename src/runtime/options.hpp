@@ -55,6 +55,11 @@ struct runtime_options {
   bool asymmetric_fences = true;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
+  // pgas: bytes of address space each rank's symmetric heap reserves
+  // (committed page by page as it is used); direct: same-node targets are
+  // reached by loads and stores (0: through messages, for testing).
+  std::size_t segment = std::size_t{1} << 30;
+  bool pgas_direct = true;
 };
 
 class option_error : public std::runtime_error {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "runtime/failure_report.hpp"
+#include "runtime/layer_hooks.hpp"
 #include "runtime/malloc_tuning.hpp"
 #include "runtime/options.hpp"
 #include "runtime/runtime_state.hpp"
@@ -69,6 +70,7 @@ void init(int& argc, char** argv) {
   g_runtime = std::move(rt);
   install_failure_handlers();  // after the backend: replaces MPI's (UCX's) crash handlers
   home_scheduler() = g_runtime->local[0].get();
+  start_layers(*g_runtime);  // e.g. every rank's pgas heap exists before any task runs
   for (auto& s : g_runtime->local) s->start();
 }
 
@@ -81,6 +83,7 @@ void finalize() {
     std::abort();
   }
   stop_backend(*g_runtime);  // global quiescence, then workers stop
+  stop_layers(*g_runtime);   // nothing reaches their state any more
   home_scheduler() = nullptr;
   g_runtime.reset();
 }

@@ -315,13 +315,16 @@ TEST(Report, WithNodesAndTwoGraphs) {
   EXPECT_EQ(lines(a.report_text(0.5)), expect);
 }
 
-TEST(Report, NodesUseBlockPlacementFloorXNOverW) {
-  // W = 5, N = 2: node(x) = floor(2x/5) puts 0,1,2 on node 0 and 3,4 on node 1.
+TEST(Report, NodesCountLocalAsTaskBenchDoes) {
+  // W = 5, N = 2: consumer x is on node floor(2x/5) (0,1,2 on node 0; 3,4 on
+  // node 1), and node n's local points are [floor(5n/2), floor(5(n+1)/2) - 1]:
+  // {0,1} and {2,3,4}. Timestep 1: x=0 {0,1} 2 local; x=1 {0,1,2} 2 + 1;
+  // x=2 {1,2,3} 1 + 2; x=3 {2,3,4} 3; x=4 {3,4} 2. Task Bench prints the same.
   auto a = app::parse({"-type", "stencil_1d", "-width", "5", "-steps", "2", "-nodes", "2"});
   auto l = lines(a.report_text(1.0));
   EXPECT_EQ(l[1], "Total Dependencies 13");
-  EXPECT_EQ(l[2], "  Local Dependencies 11 (estimated)");
-  EXPECT_EQ(l[3], "  Nonlocal Dependencies 2 (estimated)");
+  EXPECT_EQ(l[2], "  Local Dependencies 10 (estimated)");
+  EXPECT_EQ(l[3], "  Nonlocal Dependencies 3 (estimated)");
 }
 
 TEST(Report, PrintsToTheGivenStream) {

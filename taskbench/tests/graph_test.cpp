@@ -247,8 +247,9 @@ TEST(Dependencies, RandomNearestMatchesTheHash) {
       for (long dset = 0; dset < 3; ++dset) {
         for (long x = 0; x < 7; ++x) {
           std::vector<long> expect, got;
-          for (long j = std::max(0L, x - (r - 1) / 2); j <= std::min(6L, x + r / 2); ++j) {
-            const std::int64_t words[5] = {gi, r, dset, x, j};
+          // Candidates are nearest's window; the hash names the producer j first.
+          for (long j = std::max(0L, x - r / 2); j <= std::min(6L, x + (r - 1) / 2); ++j) {
+            const std::int64_t words[5] = {gi, r, dset, j, x};
             if (j == x || taskbench::random_uniform(words) < 0.5) expect.push_back(j);
           }
           for (auto [a, b] : g.dependencies(dset, x))
@@ -288,12 +289,51 @@ TEST(Dependencies, RandomNearestDeterministicAndFractions) {
   EXPECT_EQ(g.dependencies(0, 5), (I{{3, 7}}));
   EXPECT_EQ(g.dependencies(0, 0), (I{{0, 2}}));
   EXPECT_EQ(g.dependencies(0, 15), (I{{13, 15}}));
-  g.radix = 4;  // candidates [x - (r-1)/2, x + r/2], reverse [x - r/2, x + (r-1)/2]
-  EXPECT_EQ(g.dependencies(0, 5), (I{{4, 7}}));
-  EXPECT_EQ(g.reverse_dependencies(0, 5), (I{{3, 6}}));
+  g.radix = 4;  // candidates [x - r/2, x + (r-1)/2] as nearest, reverse [x - (r-1)/2, x + r/2]
+  EXPECT_EQ(g.dependencies(0, 5), (I{{3, 6}}));
+  EXPECT_EQ(g.reverse_dependencies(0, 5), (I{{4, 7}}));
+  EXPECT_EQ(g.dependencies(0, 5), make(dt::nearest, 16, 4).dependencies(0, 5));
   g.radix = 0;
   EXPECT_EQ(g.dependencies(0, 5), I{});
   EXPECT_EQ(g.reverse_dependencies(0, 5), I{});
+}
+
+// Known answers: width 10, fraction 0.5. Each u below is SipHash-2-4 of
+// (graph_index, radix, dset, producer, consumer) scaled to [0, 1), computed
+// outside the project; they are the lists the original Task Bench prints
+// with -vv for the same flags. An edge p -> c is kept when u < 0.5 or p == c.
+TEST(Dependencies, RandomNearestKnownAnswers) {
+  // Two of the hashes (radix 5, dset 0): producer 2 -> consumer 4 has
+  // u = 0.5624 (dropped), while the transposed edge 4 -> 2 has u = 0.0519.
+  const std::int64_t drop[5] = {0, 5, 0, 2, 4}, keep[5] = {0, 5, 0, 4, 2};
+  EXPECT_GT(taskbench::random_uniform(drop), 0.5);
+  EXPECT_LT(taskbench::random_uniform(keep), 0.5);
+
+  auto g = make(dt::random_nearest, 10, 5, 3);
+  g.fraction = 0.5;
+  EXPECT_EQ(g.dependencies(0, 0), (I{{0, 0}}));
+  EXPECT_EQ(g.dependencies(0, 3), (I{{1, 1}, {3, 5}}));
+  EXPECT_EQ(g.dependencies(0, 4), (I{{3, 4}}));  // 2 -> 4 dropped
+  EXPECT_EQ(g.dependencies(0, 9), (I{{7, 9}}));
+  EXPECT_EQ(g.reverse_dependencies(0, 0), (I{{0, 1}}));
+  EXPECT_EQ(g.reverse_dependencies(0, 3), (I{{3, 4}}));
+  EXPECT_EQ(g.reverse_dependencies(0, 4), (I{{2, 4}, {6, 6}}));  // 4 -> 2 kept
+  EXPECT_EQ(g.reverse_dependencies(0, 9), (I{{8, 9}}));
+  EXPECT_EQ(g.dependencies(1, 0), (I{{0, 2}}));
+  EXPECT_EQ(g.dependencies(1, 4), (I{{3, 4}, {6, 6}}));
+  EXPECT_EQ(g.reverse_dependencies(1, 3), (I{{1, 5}}));
+  EXPECT_EQ(g.reverse_dependencies(1, 9), (I{{7, 7}, {9, 9}}));
+
+  // The second graph of an -and list (graph_index 1), radix 4.
+  auto h = make(dt::random_nearest, 10, 4, 3);
+  h.fraction = 0.5;
+  h.graph_index = 1;
+  EXPECT_EQ(h.dependencies(0, 0), (I{{0, 1}}));
+  EXPECT_EQ(h.dependencies(0, 4), (I{{2, 4}}));
+  EXPECT_EQ(h.reverse_dependencies(0, 0), (I{{0, 2}}));
+  EXPECT_EQ(h.reverse_dependencies(0, 4), (I{{3, 4}, {6, 6}}));
+  EXPECT_EQ(h.dependencies(1, 9), (I{{9, 9}}));
+  EXPECT_EQ(h.reverse_dependencies(1, 4), (I{{3, 6}}));
 }
 
 TEST(DependenceSets, Counts) {

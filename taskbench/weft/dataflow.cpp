@@ -252,7 +252,7 @@ std::vector<output_future> build(const taskbench::task_graph& g, run_state* st, 
       // Building is not free (≈ 0.15 µs a node): when ahead, give way to
       // ready tasks and build while this worker waits for the other's
       // outputs, instead of delaying its own next task (under load
-      // imbalance ≈ 0.2 µs a step at width 2, docs/BENCHMARKS.md).
+      // imbalance ≈ 0.2 µs a step at width 2).
       if (ahead) weft::this_task::yield_if_others_ready();
     }
     std::swap(prev, cur);

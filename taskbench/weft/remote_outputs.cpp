@@ -228,21 +228,15 @@ void step_mailbox::send(long t, long x, const char* data) const {
     wire::post<step_mailbox>(r, run_, t, x, data, g_.output_bytes_per_task);
 }
 
-void step_mailbox::run_when_ready(long t, const long* producers, std::size_t n, continuation& c) {
-  c.missing.store(n + 1, std::memory_order_relaxed);
-  // One link per slot, on this stack (it outlives every use: this call
-  // returns only once the job ran).
-  std::vector<link> heap;
-  link small[8];
-  link* links = small;
-  if (n > std::size(small)) {
-    heap.resize(n);
-    links = heap.data();
-  }
+void step_mailbox::start(long t, const long* producers, std::size_t n, pending_job& c) {
+  c.missing_.store(n + 1, std::memory_order_relaxed);
+  c.phase_.store(pending_job::running, std::memory_order_relaxed);
+  c.wake_ = nullptr;
+  c.error_ = nullptr;
   for (std::size_t i = 0; i < n; ++i) {
     slot& s = at(t, producers[i]);
-    link& l = links[i];
-    l.c = &c;
+    link& l = c.links_[i];
+    l.job = &c;
     link* head = s.waiters.load(std::memory_order_acquire);
     bool queued = false;
     while (head != closed()) {
@@ -252,50 +246,51 @@ void step_mailbox::run_when_ready(long t, const long* producers, std::size_t n, 
         break;
       }
     }
-    if (!queued) c.missing.fetch_sub(1, std::memory_order_acq_rel);  // filled meanwhile (never the last)
+    if (!queued) c.missing_.fetch_sub(1, std::memory_order_acq_rel);  // filled meanwhile (never the last)
   }
-  if (c.missing.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-    c.fn(c.ctx);  // everything arrived while registering: run it here
-    return;
-  }
-  // The handler of the last missing output runs the job. Until then this
-  // task yields, so that its worker polls the transport and runs handlers
-  // (two fiber switches per round, nothing allocated); past that it blocks.
-  for (int i = 0; i < yield_rounds && c.phase.load(std::memory_order_acquire) != done; ++i) weft::this_task::yield();
-  if (c.phase.load(std::memory_order_acquire) != done) {
+  arrive(c);  // the registration's own count: runs the job here if everything arrived
+}
+
+void step_mailbox::wait(pending_job& c) {
+  // Yielding lets this worker poll the transport and run handlers (two fiber
+  // switches per round, nothing allocated); past that the task blocks.
+  for (int i = 0; i < yield_rounds && c.phase_.load(std::memory_order_acquire) != pending_job::done; ++i)
+    weft::this_task::yield();
+  if (c.phase_.load(std::memory_order_acquire) != pending_job::done) {
     weft::promise<void> wake;
     weft::future<void> woken = wake.get_future();
-    c.wake = &wake;
-    int expected = running;
-    if (c.phase.compare_exchange_strong(expected, blocked, std::memory_order_acq_rel, std::memory_order_acquire))
+    c.wake_ = &wake;
+    int expected = pending_job::running;
+    if (c.phase_.compare_exchange_strong(expected, pending_job::blocked, std::memory_order_acq_rel,
+                                         std::memory_order_acquire))
       woken.get();
     else
       wake.set_value();  // done meanwhile (an unsatisfied promise would make an exception)
   }
-  if (c.error) std::rethrow_exception(c.error);
+  if (c.error_) std::rethrow_exception(c.error_);
 }
 
-void step_mailbox::arrive(continuation& c) noexcept {
-  if (c.missing.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(c);
+void step_mailbox::arrive(pending_job& c) noexcept {
+  if (c.missing_.fetch_sub(1, std::memory_order_acq_rel) == 1) finish(c);
 }
 
-void step_mailbox::finish(continuation& c) noexcept {
+void step_mailbox::finish(pending_job& c) noexcept {
   try {
-    c.fn(c.ctx);
+    c.fn_(c.ctx_);
   } catch (...) {
-    c.error = std::current_exception();  // for the waiting task to rethrow
+    c.error_ = std::current_exception();  // for the waiting task to rethrow
   }
-  // Once `done` is visible a waiter that did not block may return and free
-  // `c`; one that blocked (and set `wake` before saying so) waits for this.
-  if (c.phase.exchange(done, std::memory_order_acq_rel) == blocked) c.wake->set_value();
+  // Once `done` is visible a waiter that did not block may return and reuse
+  // `c`; one that blocked (and set `wake_` before saying so) waits for this.
+  if (c.phase_.exchange(pending_job::done, std::memory_order_acq_rel) == pending_job::blocked) c.wake_->set_value();
 }
 
 void step_mailbox::fill(slot& s, long t) {
   s.state.store(ready(t), std::memory_order_release);
   link* l = s.waiters.exchange(closed(), std::memory_order_acq_rel);
   while (l != nullptr) {
-    link* next = l->next;  // read before arriving: the link lives on the waiter's stack
-    arrive(*l->c);
+    link* next = l->next;  // read before arriving: the job may be reused once it ran
+    arrive(*l->job);
     l = next;
   }
 }

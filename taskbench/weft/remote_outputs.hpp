@@ -152,19 +152,18 @@ class step_mailbox {
     if (s.state.load(std::memory_order_acquire) != ready(t)) return {};
     return {s.data.data(), s.data.size()};
   }
-  /// Runs `job` once the outputs of remote tasks (t, producers[i]) are all
-  /// here, and returns when it ran (or rethrows what it threw). The job runs
-  /// either in the calling task or, when the message with the last missing
-  /// output arrives while the caller waits, right in that message's handler
-  /// (no task switch between the arrival and the work that needs it). The
-  /// caller meanwhile lets its worker poll for messages, then blocks.
-  template <class Job>
-  void run_when_ready(long t, const long* producers, std::size_t n, Job& job) {
-    continuation c;
-    c.fn = [](void* j) { (*static_cast<Job*>(j))(); };
-    c.ctx = &job;
-    run_when_ready(t, producers, n, c);
-  }
+  /// A job waiting for outputs of remote tasks, and its registrations on
+  /// their slots. It stays where it is from start() until wait() returned.
+  class pending_job;
+  /// Registers `job` for the outputs of remote tasks (t, producers[i]); when
+  /// they are all here already it runs at once, in the caller. Otherwise the
+  /// message with the last missing output runs it right in its handler (no
+  /// task switch between the arrival and the work that needs it), so that
+  /// several registered jobs run in the order their inputs arrive.
+  void start(long t, const long* producers, std::size_t n, pending_job& job);
+  /// Returns once `job` ran (rethrowing what it threw). Meanwhile the caller
+  /// lets its worker poll for messages (and so run handlers), then blocks.
+  void wait(pending_job& job);
 
   /// Every local consumer of the outputs of timestep t is done: their slots
   /// open for t + window.
@@ -179,25 +178,15 @@ class step_mailbox {
   static void arrived(std::uint64_t run, long t, long p, std::vector<char>&& data);
 
  private:
-  /// A job waiting for some slots (on the waiting task's stack).
-  struct continuation {
-    std::atomic<std::size_t> missing{0};  // slots to fill, + 1 while the waiter registers
-    std::atomic<int> phase{0};            // see `running`, `blocked`, `done`
-    weft::promise<void>* wake = nullptr;  // set before phase becomes `blocked`
-    void (*fn)(void*) = nullptr;
-    void* ctx = nullptr;
-    std::exception_ptr error;
-  };
-  static constexpr int running = 0, blocked = 1, done = 2;
-  /// One registration of a continuation on one slot.
+  /// One registration of a pending_job on one slot.
   struct link {
     link* next = nullptr;
-    continuation* c = nullptr;
+    pending_job* job = nullptr;
   };
   struct alignas(64) slot {
     // open(t) = 2t: waiting for the output of timestep t; ready(t) = 2t + 1.
     std::atomic<std::uint64_t> state{0};
-    // Continuations waiting for this slot (a stack), or `closed` once filled.
+    // Jobs waiting for this slot (a stack), or `closed` once filled.
     std::atomic<link*> waiters{nullptr};
     std::vector<char> data;
   };
@@ -214,9 +203,8 @@ class step_mailbox {
   void keep_early(long t, long p, std::vector<char>&& data);
   void fill(slot& s, long t);
   void take_early(long t);
-  void run_when_ready(long t, const long* producers, std::size_t n, continuation& c);
-  static void arrive(continuation& c) noexcept;
-  static void finish(continuation& c) noexcept;
+  static void arrive(pending_job& c) noexcept;
+  static void finish(pending_job& c) noexcept;
 
   const taskbench::task_graph& g_;
   local_block me_;
@@ -233,6 +221,25 @@ class step_mailbox {
   std::atomic<long> early_count_{0};
   std::mutex early_lock_;
   std::map<std::pair<long, long>, std::vector<char>> early_;  // (t, p): arrived before its slot opened
+};
+
+class step_mailbox::pending_job {
+ public:
+  /// `fn(ctx)` is the work; `max_producers`: the most outputs it may wait for.
+  pending_job(void (*fn)(void*), void* ctx, std::size_t max_producers) : fn_(fn), ctx_(ctx), links_(max_producers) {}
+  pending_job(const pending_job&) = delete;
+  pending_job& operator=(const pending_job&) = delete;
+
+ private:
+  friend class step_mailbox;
+  static constexpr int running = 0, blocked = 1, done = 2;
+  std::atomic<std::size_t> missing_{0};  // slots to fill, + 1 while start() registers
+  std::atomic<int> phase_{running};      // running, blocked (wake_ is set) or done
+  weft::promise<void>* wake_ = nullptr;
+  void (*fn_)(void*);
+  void* ctx_;
+  std::exception_ptr error_;
+  std::vector<step_mailbox::link> links_;  // one per slot it waits for
 };
 
 }  // namespace taskbench_weft

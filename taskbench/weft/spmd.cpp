@@ -7,11 +7,16 @@
 //
 // Per timestep and block of points, the points whose inputs are all here
 // run first (as MPI's implementation runs its local-only points before it
-// waits); the others then wait for their messages in order. Received
-// outputs land in preallocated slots of the step_mailbox, read in place.
+// waits); the others are all registered with the step_mailbox and run in the
+// order their last input arrives (as a Waitsome loop would), never in the
+// order of the points: a point whose input comes late must not hold up one
+// whose inputs are in (fft's butterflies pair points whose producers run at
+// different times of the previous step). Received outputs land in
+// preallocated slots of the step_mailbox, read in place.
 #include <algorithm>
 #include <atomic>
 #include <exception>
+#include <memory>
 #include <vector>
 
 #include "impl.hpp"
@@ -22,28 +27,12 @@ namespace taskbench_weft {
 
 namespace {
 
-/// Up to `N` elements on the stack, more on the heap.
-template <class T, std::size_t N>
-class small_vec {
- public:
-  explicit small_vec(std::size_t n) : n_(n) {
-    if (n > N) heap_.resize(n);
-  }
-  T* data() noexcept { return n_ > N ? heap_.data() : small_; }
-  T& operator[](std::size_t i) noexcept { return data()[i]; }
-  std::size_t size() const noexcept { return n_; }
-
- private:
-  std::size_t n_;
-  T small_[N];
-  std::vector<T> heap_;
-};
-
 class graph_run {
  public:
   explicit graph_run(const taskbench::task_graph& g)
-      : g_(g), me_(g, weft::rank(), weft::nranks()), box_(g, me_),
-        scratch_(g),
+      : g_(g), me_(g, weft::rank(), weft::nranks()),
+        blocks_(static_cast<std::size_t>(std::max(1, weft::num_threads()))),
+        box_(g, me_), scratch_(g),
         ob_(g.output_bytes_per_task),
         max_inputs_(max_inputs(g, me_)) {
     const auto n = static_cast<std::size_t>(me_.last - me_.first);
@@ -57,7 +46,7 @@ class graph_run {
       const long first = std::max(g_.offset_at(t), me_.first);
       const long last = std::min(g_.offset_at(t) + g_.width_at(t), me_.last);
       if (threads == 1 || last - first <= 1) {
-        run_block(t, first, last);
+        run_block(t, first, last, blocks_[0]);
       } else if (first < last) {
         const long grain = (last - first + threads - 1) / threads;  // one block per worker
         const long blocks = (last - first + grain - 1) / grain;
@@ -69,7 +58,7 @@ class graph_run {
         weft::parallel_for(0L, blocks, 1L, [&](long b) {
           const long lo = first + b * grain;
           try {
-            run_block(t, lo, std::min(last, lo + grain));
+            run_block(t, lo, std::min(last, lo + grain), blocks_[static_cast<std::size_t>(b)]);
           } catch (...) {
             if (!failed.exchange(true, std::memory_order_acq_rel)) error = std::current_exception();
           }
@@ -81,62 +70,86 @@ class graph_run {
   }
 
  private:
-  /// Runs points [lo, hi) of step t: those whose inputs are all here first.
-  void run_block(long t, long lo, long hi) {
-    if (lo >= hi) return;
-    if (hi - lo == 1) {
-      run_point(t, lo, true);
-      return;
+  /// One task of the timestep: where its inputs are, which are missing, and
+  /// its registration with the mailbox while it waits for them.
+  struct point_task {
+    explicit point_task(graph_run& run)
+        : ptrs(run.max_inputs_), sizes(run.max_inputs_), missing(run.max_inputs_), missing_at(run.max_inputs_),
+          job(&execute, this, run.max_inputs_), run(&run) {}
+    long t = 0, x = 0;
+    std::size_t n_inputs = 0, n_missing = 0;
+    std::vector<const char*> ptrs;
+    std::vector<std::size_t> sizes;
+    std::vector<long> missing;            // producers whose outputs are not here yet
+    std::vector<std::size_t> missing_at;  // ... and their input positions
+    step_mailbox::pending_job job;
+    graph_run* run;
+    static void execute(void* self) {
+      auto& p = *static_cast<point_task*>(self);
+      p.run->execute(p);
     }
-    small_vec<long, 32> deferred(static_cast<std::size_t>(hi - lo));
-    std::size_t n_deferred = 0;
-    for (long x = lo; x < hi; ++x)
-      if (!run_point(t, x, false)) deferred[n_deferred++] = x;
-    for (std::size_t i = 0; i < n_deferred; ++i) run_point(t, deferred[i], true);
+  };
+  /// The tasks of one block (one per worker), reused every timestep.
+  using block_tasks = std::vector<std::unique_ptr<point_task>>;
+
+  /// Runs points [lo, hi) of step t: those whose inputs are all here first,
+  /// then the others as their inputs arrive.
+  void run_block(long t, long lo, long hi, block_tasks& tasks) {
+    if (lo >= hi) return;
+    std::size_t n_waiting = 0;
+    for (long x = lo; x < hi; ++x) {
+      if (tasks.size() <= n_waiting) tasks.push_back(std::make_unique<point_task>(*this));
+      point_task& p = *tasks[n_waiting];
+      gather(t, x, p);
+      if (p.n_missing == 0)
+        execute(p);
+      else
+        ++n_waiting;
+    }
+    for (std::size_t k = 0; k < n_waiting; ++k) {
+      point_task& p = *tasks[k];
+      box_.start(t - 1, p.missing.data(), p.n_missing, p.job);
+    }
+    // Each job runs in the handler of its last input (or already ran in
+    // start); waiting for them in any order costs nothing more.
+    for (std::size_t k = 0; k < n_waiting; ++k) box_.wait(tasks[k]->job);
   }
 
-  /// Gathers the inputs of (t, x) and runs it; without `wait`, returns
-  /// false (having done nothing) when a remote input has not arrived yet.
-  /// Everything that does not need the missing inputs is done before
-  /// waiting for them; the task itself then runs as soon as the last one
-  /// lands (in the handler of its message, see step_mailbox::run_when_ready).
-  bool run_point(long t, long x, bool wait) {
-    small_vec<const char*, 16> ptrs(max_inputs_);
-    small_vec<std::size_t, 16> sizes(max_inputs_);
-    small_vec<long, 16> missing(max_inputs_);  // producers whose outputs are not here yet
-    small_vec<std::size_t, 16> missing_at(max_inputs_);  // ... and their input positions
+  /// Where the inputs of (t, x) are, and which remote ones have not arrived.
+  void gather(long t, long x, point_task& p) {
+    p.t = t;
+    p.x = x;
     const char* prev = outputs_[(t + 1) & 1].data();
     std::size_t i = 0, n_missing = 0;
-    g_.for_each_input(t, x, [&](long p) {
-      if (me_.owns(p)) {
-        ptrs[i] = prev + static_cast<std::size_t>(p - me_.first) * ob_;
-        sizes[i++] = ob_;
+    g_.for_each_input(t, x, [&](long q) {
+      if (me_.owns(q)) {
+        p.ptrs[i] = prev + static_cast<std::size_t>(q - me_.first) * ob_;
+        p.sizes[i++] = ob_;
         return;
       }
-      const std::span<const char> in = box_.poll(t - 1, p);
+      const std::span<const char> in = box_.poll(t - 1, q);
       if (in.data() == nullptr) {
-        missing[n_missing] = p;
-        missing_at[n_missing++] = i;
+        p.missing[n_missing] = q;
+        p.missing_at[n_missing++] = i;
       }
-      ptrs[i] = in.data();
-      sizes[i++] = in.size();
+      p.ptrs[i] = in.data();
+      p.sizes[i++] = in.size();
     });
-    if (!wait && n_missing != 0) return false;
-    char* out = outputs_[t & 1].data() + static_cast<std::size_t>(x - me_.first) * ob_;
-    auto job = [&] {
-      for (std::size_t k = 0; k < n_missing; ++k) {
-        const std::span<const char> in = box_.poll(t - 1, missing[k]);
-        ptrs[missing_at[k]] = in.data();
-        sizes[missing_at[k]] = in.size();
-      }
-      g_.execute_point(t, x, out, ob_, ptrs.data(), sizes.data(), i, scratch_.at(x), scratch_.bytes());
-      box_.send(t, x, out);  // no-op unless another rank consumes it
-    };
-    if (n_missing == 0)
-      job();
-    else
-      box_.run_when_ready(t - 1, missing.data(), n_missing, job);
-    return true;
+    p.n_inputs = i;
+    p.n_missing = n_missing;
+  }
+
+  /// Runs (t, x) once all its inputs are here and sends its output.
+  void execute(point_task& p) {
+    for (std::size_t k = 0; k < p.n_missing; ++k) {
+      const std::span<const char> in = box_.poll(p.t - 1, p.missing[k]);
+      p.ptrs[p.missing_at[k]] = in.data();
+      p.sizes[p.missing_at[k]] = in.size();
+    }
+    char* out = outputs_[p.t & 1].data() + static_cast<std::size_t>(p.x - me_.first) * ob_;
+    g_.execute_point(p.t, p.x, out, ob_, p.ptrs.data(), p.sizes.data(), p.n_inputs, scratch_.at(p.x),
+                     scratch_.bytes());
+    box_.send(p.t, p.x, out);  // no-op unless another rank consumes it
   }
 
   /// The most inputs any local point has (the walk itself clips further).
@@ -156,6 +169,9 @@ class graph_run {
 
   const taskbench::task_graph& g_;
   local_block me_;
+  // Before box_: a failing run abandons the mailbox (its destructor) before
+  // the tasks registered with its slots go.
+  std::vector<block_tasks> blocks_;
   step_mailbox box_;
   scratch_set scratch_;
   std::size_t ob_;

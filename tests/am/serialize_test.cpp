@@ -1,5 +1,5 @@
 // weft serialization: round trips, user hooks, zero copy, robustness.
-#include "weft/detail/serialize.hpp"
+#include "weft/serialize.hpp"
 #include "weft/buffer.hpp"
 
 #include <gtest/gtest.h>

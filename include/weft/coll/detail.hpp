@@ -19,7 +19,7 @@
 #include <utility>
 #include <vector>
 
-#include "weft/detail/serialize.hpp"
+#include "weft/serialize.hpp"
 #include "weft/runtime.hpp"
 #include "weft/sched.hpp"
 

@@ -288,12 +288,14 @@ void app::display(std::FILE* out) const {
 
 namespace {
 
-// Points of node n under the block placement node(x) = floor(x*N/W):
-// [ceil(n*W/N), ceil((n+1)*W/N) - 1].
+// The points counted as local to node n: [floor(n*W/N), floor((n+1)*W/N) - 1],
+// the range Task Bench's own estimate uses (with a consumer's node
+// n = floor(x*N/W)), so that the printed estimates compare directly. Where N
+// does not divide W the two partitions differ at the edges (W = 1, N = 2
+// counts the only point as nonlocal), as they do in Task Bench.
 interval node_points(long node, long nodes, long width) {
-  auto ceil_div = [](long long a, long long b) { return static_cast<long>((a + b - 1) / b); };
-  return {ceil_div(static_cast<long long>(node) * width, nodes),
-          ceil_div(static_cast<long long>(node + 1) * width, nodes) - 1};
+  return {static_cast<long>(static_cast<long long>(node) * width / nodes),
+          static_cast<long>(static_cast<long long>(node + 1) * width / nodes) - 1};
 }
 
 }  // namespace

@@ -94,9 +94,9 @@ long mod_nonneg(long a, long m) {
 
 }  // namespace
 
-bool detail::random_edge_kept(const task_graph& g, long dset, long consumer, long producer) {
+bool detail::random_edge_kept(const task_graph& g, long dset, long producer, long consumer) {
   if (g.radix > 0 && consumer == producer) return true;
-  const std::int64_t words[5] = {g.graph_index, g.radix, dset, consumer, producer};
+  const std::int64_t words[5] = {g.graph_index, g.radix, dset, producer, consumer};
   return random_uniform(words) < g.fraction;
 }
 
@@ -148,8 +148,9 @@ std::size_t task_graph::dependencies(long dset, long x, interval* out) const noe
       return static_cast<std::size_t>(std::max(0L, radix));
     case dt::random_nearest:
       if (radix <= 0) return 0;
-      return runs(std::max(0L, x - (radix - 1) / 2), std::min(W - 1, x + radix / 2), out,
-                  [&](long j) { return detail::random_edge_kept(*this, dset, x, j); });
+      // The candidates are nearest's window; x is the consumer.
+      return runs(std::max(0L, x - radix / 2), std::min(W - 1, x + (radix - 1) / 2), out,
+                  [&](long j) { return detail::random_edge_kept(*this, dset, j, x); });
   }
   return 0;
 }
@@ -191,8 +192,9 @@ std::size_t task_graph::reverse_dependencies(long dset, long x, interval* out) c
       return static_cast<std::size_t>(std::max(0L, radix));
     case dt::random_nearest:
       if (radix <= 0) return 0;
-      return runs(std::max(0L, x - radix / 2), std::min(W - 1, x + (radix - 1) / 2), out,
-                  [&](long i) { return detail::random_edge_kept(*this, dset, i, x); });
+      // The candidates are nearest's reverse window; x is the producer.
+      return runs(std::max(0L, x - (radix - 1) / 2), std::min(W - 1, x + radix / 2), out,
+                  [&](long i) { return detail::random_edge_kept(*this, dset, x, i); });
   }
   return 0;
 }

@@ -14,7 +14,7 @@ std::string format(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 void appendf(std::string& out, const char* fmt, ...) __attribute__((format(printf, 2, 3)));
 
 // random_nearest: is the edge producer -> consumer kept?
-bool random_edge_kept(const task_graph& g, long dset, long consumer, long producer);
+bool random_edge_kept(const task_graph& g, long dset, long producer, long consumer);
 
 // compute_dgemm's matrix order N = floor(sqrt(scratch / 24)).
 long dgemm_order(std::size_t scratch_bytes) noexcept;

@@ -43,14 +43,9 @@
 #include <variant>
 #include <vector>
 
-namespace weft {
+#include "weft/errors.hpp"
 
-/// Thrown by the reader on truncated or corrupt input, and by the writer on a
-/// value it cannot encode (a valueless variant).
-class serialization_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
+namespace weft {
 
 namespace serialization {
 

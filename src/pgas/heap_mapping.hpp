@@ -1,0 +1,30 @@
+// Internal: the memory behind the heaps. An smp process reserves one
+// private region per rank; an mpi rank creates a shared-memory object,
+// maps it, and maps the objects of the ranks on its node, so that their
+// heaps are plain memory here too. Regions are reserved, not committed:
+// pages are backed as they are first touched.
+#pragma once
+#include <cstddef>
+
+#include "pgas/state.hpp"
+
+namespace weft::detail {
+struct process_runtime;
+}
+
+namespace weft::pgas::detail {
+
+/// smp: one private region per local rank.
+void map_private_heaps(process_pgas& p);
+
+/// mpi: creates and maps this rank's heap as a shared-memory object
+/// (collective over all ranks; checks every rank has the same size).
+void map_own_shared_heap(process_pgas& p, weft::detail::process_runtime& rt);
+/// mpi: maps the heaps of the ranks on this node (collective over all
+/// ranks), then removes this rank's object's name.
+void map_node_peers(process_pgas& p, weft::detail::process_runtime& rt);
+
+/// Unmaps every region in p.maps.
+void unmap_heaps(process_pgas& p) noexcept;
+
+}  // namespace weft::pgas::detail

@@ -1,0 +1,102 @@
+#include "pgas/state.hpp"
+
+#include <cstdio>
+#include <cstdlib>
+
+#include "pgas/heap_mapping.hpp"
+#include "rma/rank_state.hpp"
+#include "runtime/layer_hooks.hpp"
+#include "runtime/runtime_state.hpp"
+
+namespace weft::pgas::detail {
+
+namespace {
+std::unique_ptr<process_pgas> g_pgas;
+}
+
+process_pgas& process() {
+  if (!g_pgas) {
+    std::fputs("weft: pgas call outside a running weft runtime\n", stderr);
+    std::abort();
+  }
+  return *g_pgas;
+}
+
+rank_comm& current_comm() { return weft::detail::current_comm(); }
+
+rank_pgas& current() {
+  process_pgas& p = process();
+  const int local = current_comm().rank - p.first_rank;
+  return *p.local[static_cast<std::size_t>(local)];
+}
+
+rank_pgas* in_process(int r) noexcept {
+  if (!g_pgas) return nullptr;
+  const int local = r - g_pgas->first_rank;
+  if (local < 0 || local >= static_cast<int>(g_pgas->local.size())) return nullptr;
+  return g_pgas->local[static_cast<std::size_t>(local)].get();
+}
+
+void fail(const std::string& text) noexcept {
+  const std::string line = "pgas " + text;
+  weft::detail::fatal_handler(line.c_str());
+  std::abort();
+}
+
+void check_range(const char* op, int origin, int rank, std::uint64_t offset, std::size_t bytes) {
+  const process_pgas& p = process();
+  const bool no_rank = rank < 0 || rank >= p.nranks;
+  if (!no_rank && offset <= p.segment && bytes <= p.segment - offset) [[likely]]
+    return;
+  const std::string what = std::string(op) + " from rank " + std::to_string(origin) + " to rank " +
+                           std::to_string(rank) + ", heap bytes [" + std::to_string(offset) + ", " +
+                           std::to_string(offset + bytes) + ")";
+  if (no_rank)
+    fail(what + ": rank " + std::to_string(rank) + " does not exist (" + std::to_string(p.nranks) + " ranks)");
+  fail(what + ": out of bounds, the heap of rank " + std::to_string(rank) + " has " + std::to_string(p.segment) +
+       " bytes");
+}
+
+}  // namespace weft::pgas::detail
+
+namespace weft::detail {
+
+namespace {
+void pgas_start(process_runtime& rt) {
+  using namespace weft::pgas::detail;
+  auto p = std::make_unique<process_pgas>();
+  p->segment = rt.opts.segment;
+  p->direct = rt.opts.pgas_direct;
+  p->first_rank = rt.first_rank;
+  p->nranks = rt.world_size;
+  p->views.assign(static_cast<std::size_t>(rt.world_size), nullptr);
+  for (std::size_t i = 0; i < rt.local.size(); ++i)
+    p->local.push_back(std::make_unique<rank_pgas>(rt.first_rank + static_cast<int>(i), p->segment));
+  g_pgas = std::move(p);  // fail() below may name the rank
+  const bool shared = rt.backend == "mpi";
+  if (shared)
+    map_own_shared_heap(*g_pgas, rt);
+  else
+    map_private_heaps(*g_pgas);
+  // Reachable by messages before any other rank can know the heap exists.
+  for (std::size_t i = 0; i < rt.local.size(); ++i) {
+    rank_pgas& r = *g_pgas->local[i];
+    r.base = g_pgas->views[static_cast<std::size_t>(r.rank)];
+    weft::rma::detail::state_of(*rt.comms[i]).segments.set_heap(r.base, g_pgas->segment);
+  }
+  if (shared) map_node_peers(*g_pgas, rt);
+}
+}  // namespace
+
+namespace {
+void pgas_stop(process_runtime&) {
+  using namespace weft::pgas::detail;
+  if (!g_pgas) return;
+  unmap_heaps(*g_pgas);
+  g_pgas.reset();
+}
+}  // namespace
+
+const bool pgas_hooks = register_layer_hooks("pgas", &pgas_start, &pgas_stop);
+
+}  // namespace weft::detail

@@ -1,0 +1,74 @@
+// Internal: the pgas layer's state — per process, which ranks' heaps this
+// process can address (all ranks of the smp backend; the ranks of this node
+// on the mpi backend), and per local rank its heap's bookkeeping, its
+// operations in flight and the locks it owns.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <unordered_map>
+#include <string>
+#include <vector>
+
+#include "am/rank_comm.hpp"
+#include "pgas/heap_space.hpp"
+#include "pgas/lock_table.hpp"
+#include "pgas/op_counter.hpp"
+
+namespace weft::pgas::detail {
+
+using weft::detail::rank_comm;
+
+struct rank_pgas {
+  rank_pgas(int r, std::size_t size) : rank(r), space(size) {}
+  const int rank;
+  heap_space space;
+  std::byte* base = nullptr;  // this rank's heap in this process (set once, at the start)
+  op_counter in_flight[3];  // by weft::detail::pgas::kind
+  lock_table locks;
+  std::mutex objects_mutex;  // dist_object registry
+  std::unordered_map<std::uint64_t, void*> objects;
+  std::uint64_t next_object = 0;
+};
+
+/// One heap mapped into this process, unmapped at the end.
+struct mapping {
+  void* base = nullptr;
+  std::size_t bytes = 0;
+};
+
+struct process_pgas {
+  std::size_t segment = 0;  // every rank's heap size
+  bool direct = true;       // reach addressable heaps by loads and stores
+  int first_rank = 0;
+  int nranks = 1;
+  std::vector<std::byte*> views;  // by world rank: its heap here, or null
+  std::vector<std::unique_ptr<rank_pgas>> local;
+  std::vector<mapping> maps;
+};
+
+/// The process's state; ends the job if the runtime is not running.
+process_pgas& process();
+
+/// The calling rank's state and communication context.
+rank_pgas& current();
+rank_comm& current_comm();
+
+/// The state of rank `r` if it lives in this process, else nullptr.
+rank_pgas* in_process(int r) noexcept;
+
+/// The address of heap byte `offset` of rank `r` in this process, or null.
+inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexcept {
+  std::byte* b = p.views[static_cast<std::size_t>(r)];
+  return b == nullptr ? nullptr : b + offset;
+}
+
+/// Ends the job with "pgas <text>" naming the calling rank.
+[[noreturn]] void fail(const std::string& text) noexcept;
+
+/// Checks `rank` exists and [offset, offset + bytes) lies in its heap;
+/// ends the job naming both ranks and the range otherwise.
+void check_range(const char* op, int origin, int rank, std::uint64_t offset, std::size_t bytes);
+
+}  // namespace weft::pgas::detail

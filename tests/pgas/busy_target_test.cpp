@@ -1,0 +1,75 @@
+// A put, a get and an atomic to a rank on the same node complete while that
+// rank computes without making any weft call: the target does not take part.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+
+#include "spmd_main.hpp"
+
+using weft::test::on_every_rank;
+
+namespace {
+bool direct_access() {
+  const char* v = std::getenv("WEFT_PGAS_DIRECT");
+  return v == nullptr || std::strcmp(v, "0") != 0;
+}
+
+struct mailbox {
+  std::int64_t flag;     // set by the origin once its operations completed
+  std::int64_t counter;  // the atomic's target
+  std::int64_t data[16]; // the put's target
+  std::int64_t source[16];  // the get's source
+};
+}  // namespace
+
+TEST(PgasBusyTarget, OperationsCompleteWhileTheTargetComputes) {
+  if (!direct_access()) GTEST_SKIP() << "with --weft:pgas-direct=0 the target serves every operation";
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    if (n < 2) return;
+    auto box = weft::allocate_symmetric<mailbox>();
+    std::memset(box.local(), 0, sizeof(mailbox));
+    for (int i = 0; i < 16; ++i) box.local()->source[i] = 100 * me + i;
+    weft::barrier();
+    if (me == 1) {
+      // The long computation: no weft call until the origin's flag shows up.
+      // The deadline only keeps a broken build from hanging the test.
+      std::atomic_ref<std::int64_t> flag(box.local()->flag);
+      const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+      volatile double x = 1;
+      bool finished_first = false;
+      while (flag.load(std::memory_order_acquire) == 0) {
+        for (int i = 0; i < 1000; ++i) x = x * 1.0000001 + 1e-9;
+        if (std::chrono::steady_clock::now() > deadline) {
+          finished_first = true;
+          break;
+        }
+      }
+      EXPECT_FALSE(finished_first) << "the origin's operations did not complete while rank 1 computed";
+      for (int i = 0; i < 16; ++i) EXPECT_EQ(box.local()->data[i], 7000 + i);
+      EXPECT_EQ(box.local()->counter, 5);
+    } else if (me == 0) {
+      auto target = box.on(1);
+      std::int64_t out[16], in[16];
+      for (int i = 0; i < 16; ++i) out[i] = 7000 + i;
+      auto p = weft::put(weft::global_ptr<std::int64_t>::at(1, target.offset() + offsetof(mailbox, data)),
+                         std::span<const std::int64_t>(out));
+      auto g = weft::get(weft::global_ptr<std::int64_t>::at(1, target.offset() + offsetof(mailbox, source)),
+                         std::span<std::int64_t>(in));
+      auto a = weft::atomic_fetch_add(weft::global_ptr<std::int64_t>::at(1, target.offset() + offsetof(mailbox, counter)),
+                                      std::int64_t{5});
+      p.get();
+      g.get();
+      EXPECT_EQ(a.get(), 0);
+      for (int i = 0; i < 16; ++i) EXPECT_EQ(in[i], 100 + i);
+      // Only now may the target stop computing.
+      weft::atomic_store(weft::global_ptr<std::int64_t>::at(1, target.offset() + offsetof(mailbox, flag)),
+                         std::int64_t{1}).get();
+    }
+    weft::barrier();
+    weft::free_symmetric(box);
+  });
+}
