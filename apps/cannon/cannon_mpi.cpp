@@ -158,7 +158,7 @@ int run_mpi(const options& o, int me, int nranks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const apps::mpi_session mpi(argc, argv);
+  const apps::mpi_environment mpi(argc, argv);
   // One BLAS thread per rank: ranks are the parallelism being measured.
   openblas_set_num_threads(1);
 

@@ -11,16 +11,16 @@
 namespace apps {
 
 /// MPI_COMM_WORLD for the lifetime of the object.
-class mpi_session {
+class mpi_environment {
  public:
-  mpi_session(int& argc, char**& argv) {
+  mpi_environment(int& argc, char**& argv) {
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
   }
-  ~mpi_session() { MPI_Finalize(); }
-  mpi_session(const mpi_session&) = delete;
-  mpi_session& operator=(const mpi_session&) = delete;
+  ~mpi_environment() { MPI_Finalize(); }
+  mpi_environment(const mpi_environment&) = delete;
+  mpi_environment& operator=(const mpi_environment&) = delete;
 
   int rank = 0, size = 1;
 };
@@ -33,7 +33,7 @@ inline std::string serial_needs_one_rank(bool serial, int nranks) {
 
 /// Every rank parsed the same arguments and found the same `error`; rank
 /// 0 says so. Returns the exit status for bad input.
-inline int refuse(const mpi_session& mpi, const char* prog, const std::string& error, const char* usage) {
+inline int refuse(const mpi_environment& mpi, const char* prog, const std::string& error, const char* usage) {
   if (mpi.rank == 0) std::fprintf(stderr, "%s: rank 0: %s\n%s", prog, error.c_str(), usage);
   return 2;
 }

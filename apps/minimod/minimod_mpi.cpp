@@ -154,7 +154,7 @@ int run_mpi(const minimod::problem& p, bool check, int me, int nranks) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  const apps::mpi_session mpi(argc, argv);
+  const apps::mpi_environment mpi(argc, argv);
   options o;
   const std::array ints = {apps::int_option{"-nx", &o.nx, 1}, apps::int_option{"-ny", &o.ny, 1},
                            apps::int_option{"-nz", &o.nz, 1}, apps::int_option{"-steps", &o.steps, 1}};
