@@ -23,7 +23,7 @@
  * stay valid and untouched until ompx_waitRMA of that kind (or
  * ompx_waitALLRMA, ompx_barrier). Misuse (an address outside the heap, a
  * rank that does not exist, an unlock by a rank or thread not holding the
- * lock) ends the job with a message naming the rank. See docs/PGAS.md. */
+ * lock) ends the job with a message naming the rank. See docs/OMPX.md. */
 #ifndef WEFT_OMPX_H
 #define WEFT_OMPX_H
 
