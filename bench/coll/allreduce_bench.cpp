@@ -1,5 +1,5 @@
 // Allreduce latency: weft's collectives against MPI_Allreduce and against
-// the linear algorithm weft used before (every rank sends to rank 0, which
+// a linear algorithm (every rank sends to rank 0, which
 // combines and sends the result back to each), measured in the same run.
 //
 //   8 B     one double, weft::allreduce(x, std::plus<>{})

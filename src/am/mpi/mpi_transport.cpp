@@ -179,7 +179,7 @@ struct in_flight_send {
 
 /// Eager receives posted ahead of the messages (MPI_ANY_SOURCE, tag_eager):
 /// a message then lands in its buffer as it arrives, and one MPI_Test finds
-/// and completes it. Probing instead (MPI_Improbe + MPI_Mrecv, as before)
+/// and completes it. Probing instead (MPI_Improbe + MPI_Mrecv)
 /// takes two MPI calls per message. A plain MPI ping-pong (8 B, interleaved
 /// runs) took 0.21-0.29 us one way that way, 0.19-0.23 us with four posted
 /// receives testing the earliest, and 0.20-0.26 us with MPI_Testsome over
