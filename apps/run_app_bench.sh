@@ -9,8 +9,9 @@
 # system, so a drift of the host shows in all alike. Prints per
 # configuration the median [min-max] of each system and the ratio of each
 # weft median to the MPI median (Cannon: GFLOP/s, higher is better;
-# Minimod: ms per step, lower is better). Each Cannon run multiplies 3
-# times and reports its median (the first multiply also pays for warm-up).
+# Minimod: ms per step, lower is better). Each Cannon run multiplies 5
+# times and reports its median (the first multiply also pays for warm-up;
+# one multiply at tile 512 on 1 rank takes about 15 ms).
 #
 #   apps/run_app_bench.sh [REPS]        (default 5)
 #
@@ -54,7 +55,7 @@ for ((r = 1; r <= reps; r++)); do
   echo "repetition $r/$reps, load average $(cut -d' ' -f1-3 /proc/loadavg)" >&2
   for np in 1 4; do
     for sys in $(systems "$np"); do
-      run "cannon GFLOP/s, $np ranks, tile $CANNON_N" "$sys" "$np" "GFLOP/s: median" cannon -n "$CANNON_N" -reps 3
+      run "cannon GFLOP/s, $np ranks, tile $CANNON_N" "$sys" "$np" "GFLOP/s: median" cannon -n "$CANNON_N" -reps 5
     done
   done
   for np in 1 2 4; do
