@@ -5,12 +5,12 @@
 #
 #   apps/count_halo_lines.sh [FILE...]
 #
-# Without arguments: every apps/minimod/minimod_*.cpp but the kernels, i.e.
-# one file per communication layer.
+# Without arguments: every apps/minimod/*.cpp with the markers, i.e. one
+# file per communication layer (minimod_mpi.cpp, minimod_weft.cpp).
 set -eu
 here=$(cd "$(dirname "$0")" && pwd)
 files=("$@")
-[ ${#files[@]} -gt 0 ] || mapfile -t files < <(ls "$here"/minimod/minimod_*.cpp | grep -v _kernels)
+[ ${#files[@]} -gt 0 ] || mapfile -t files < <(grep -l '// halo-exchange: begin' "$here"/minimod/*.cpp)
 for f in "${files[@]}"; do
   n=$(awk '/\/\/ halo-exchange: begin/ { inside = 1; found = 1; next }
            /\/\/ halo-exchange: end/   { inside = 0; next }

@@ -22,21 +22,11 @@
 #include <string>
 #include <vector>
 
-#include "../common/app_options.hpp"
 #include "../common/mpi_app.hpp"
+#include "cannon_frame.hpp"
 #include "cannon_kernels.hpp"
 
 namespace {
-
-constexpr double check_tolerance = 1e-10;
-
-struct options {
-  long n = 512;
-  long reps = 3;
-  long q = 1;  // serial mode only: the grid side of the run to reproduce
-  bool check = false;
-  bool serial = false;
-};
 
 /// The neighbours on the periodic grid and the tile-shift requests.
 class mpi_shift final : public cannon::tile_shift {
@@ -72,30 +62,8 @@ void skew(MPI_Comm grid, int r, int c, double* a, double* b, int count) {
   MPI_Sendrecv_replace(b, count, MPI_DOUBLE, dst, 3, src, 3, grid, MPI_STATUS_IGNORE);
 }
 
-double median(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const std::size_t m = v.size();
-  return m % 2 ? v[m / 2] : (v[m / 2 - 1] + v[m / 2]) / 2;
-}
-
-int run_serial(const options& o) {
-  const long N = o.q * o.n;
-  std::printf("cannon serial reference: N %ld (q %ld x tile %ld), plain triple loop\n", N, o.q, o.n);
-  apps::print_checksum(cannon::serial_checksum(N));
-  return 0;
-}
-
-int run_mpi(const options& o, int me, int nranks) {
-  const long q = std::lround(std::sqrt(static_cast<double>(nranks)));
-  if (q * q != nranks) {
-    if (me == 0)
-      std::fprintf(stderr, "cannon_mpi: rank 0: %d ranks is not a perfect square; Cannon needs a q x q grid (1, 4, 9, ... ranks)\n", nranks);
-    return 2;
-  }
-  if (o.n > 46340) {  // n * n must fit an MPI count (int)
-    if (me == 0) std::fprintf(stderr, "cannon_mpi: rank 0: -n %ld is too large (at most 46340)\n", o.n);
-    return 2;
-  }
+int run_mpi(const cannon::options& o, int me, int nranks) {
+  const long q = cannon::grid_side(nranks);
   const std::array<int, 2> dims = {static_cast<int>(q), static_cast<int>(q)};
   const std::array<int, 2> periods = {1, 1};
   MPI_Comm grid;
@@ -136,22 +104,7 @@ int run_mpi(const options& o, int me, int nranks) {
   }
   MPI_Comm_free(&grid);
 
-  int rc = 0;
-  if (me == 0) {
-    const double flops = 2.0 * static_cast<double>(N) * static_cast<double>(N) * static_cast<double>(N);
-    const double t_med = median(times), t_min = *std::min_element(times.begin(), times.end()),
-                 t_max = *std::max_element(times.begin(), times.end());
-    std::printf("cannon mpi: %d ranks (%ld x %ld grid), tile %ld, N %ld, %ld reps\n", nranks, q, q, n, N, o.reps);
-    std::printf("time s: median %.4f [%.4f-%.4f]\n", t_med, t_min, t_max);
-    std::printf("GFLOP/s: median %.2f [%.2f-%.2f]\n", flops / t_med / 1e9, flops / t_max / 1e9, flops / t_min / 1e9);
-    if (o.check) {
-      const bool ok = worst <= check_tolerance;
-      std::printf("check: max relative error vs closed form %.3e (tolerance %.0e): %s\n", worst, check_tolerance,
-                  ok ? "passed" : "FAILED");
-      rc = ok ? 0 : 1;
-    }
-    apps::print_checksum(sum);
-  }
+  const int rc = me == 0 ? cannon::report("mpi", nranks, o, times, worst, sum) : 0;
   return apps::rank0_status(rc);
 }
 
@@ -162,16 +115,12 @@ int main(int argc, char** argv) {
   // One BLAS thread per rank: ranks are the parallelism being measured.
   openblas_set_num_threads(1);
 
-  options o;
-  const std::array ints = {apps::int_option{"-n", &o.n, 1}, apps::int_option{"-reps", &o.reps, 1},
-                           apps::int_option{"-q", &o.q, 1}};
-  const std::array flags = {apps::flag_option{"-check", &o.check}, apps::flag_option{"-serial", &o.serial}};
-  std::string error = apps::parse_options(argc, argv, ints, flags);
-  if (error.empty()) error = apps::serial_needs_one_rank(o.serial, mpi.size);
-  if (error.empty() && !o.serial && o.q != 1) error = "-q is for -serial (an MPI run's grid follows from its rank count)";
+  cannon::options o;
+  std::string error = cannon::parse_options(argc, argv, mpi.size, o);
+  if (error.empty() && o.n > 46340) error = "-n " + std::to_string(o.n) + " is too large (at most 46340: n * n is an MPI count)";
   if (!error.empty())
     return apps::refuse(mpi, "cannon_mpi", error,
                         "usage: mpiexec -n P cannon_mpi [-n tile] [-reps R] [-check]  (P = q*q)\n"
                         "       cannon_mpi -serial [-n tile] [-q grid side]\n");
-  return o.serial ? run_serial(o) : run_mpi(o, mpi.rank, mpi.size);
+  return o.serial ? cannon::run_serial(o) : run_mpi(o, mpi.rank, mpi.size);
 }

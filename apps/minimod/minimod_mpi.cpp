@@ -14,30 +14,17 @@
 // passes; more exits 1.
 #include <mpi.h>
 
-#include <algorithm>
 #include <array>
-#include <cmath>
-#include <cstdio>
-#include <cstring>
 #include <limits>
 #include <numeric>
 #include <string>
 #include <vector>
 
-#include "../common/app_options.hpp"
 #include "../common/mpi_app.hpp"
+#include "minimod_frame.hpp"
 #include "minimod_kernels.hpp"
 
 namespace {
-
-constexpr double check_tolerance = 1e-12;
-
-struct options {
-  long nx = 64, ny = 64, nz = 64;
-  long steps = 20;
-  bool check = false;
-  bool serial = false;
-};
 
 // halo-exchange: begin (apps/count_halo_lines.sh counts the code lines to the end marker)
 class mpi_halo final : public minimod::halo_exchange {
@@ -60,55 +47,6 @@ class mpi_halo final : public minimod::halo_exchange {
 };
 // halo-exchange: end
 
-/// The final wavefield of a run on one process (owned values, x slowest)
-/// and its plane sums.
-struct serial_run {
-  std::vector<double> values, sums;
-  double seconds = 0;
-};
-
-serial_run run_serial_propagation(const minimod::problem& p) {
-  const minimod::slab s = minimod::split(p, 1, 0);
-  std::vector<double> u(s.size(), 0.0), u_prev(s.size(), 0.0);
-  minimod::no_exchange none;
-  const minimod::run_result r = minimod::propagate(p, s, u.data(), u_prev.data(), none);
-  return {minimod::owned_values(s, r.field), minimod::plane_sums(s, r.field), r.seconds};
-}
-
-double sum_in_order(const std::vector<double>& v) { return std::accumulate(v.begin(), v.end(), 0.0); }
-
-void print_header(const char* what, int nranks, const minimod::problem& p) {
-  std::printf("minimod %s: %d rank%s, grid %ld x %ld x %ld (split along x), %ld steps, absorbing layers of %ld points\n",
-              what, nranks, nranks == 1 ? "" : "s", p.nx, p.ny, p.nz, p.steps, p.sponge);
-}
-
-int run_serial(const minimod::problem& p) {
-  const serial_run r = run_serial_propagation(p);
-  print_header("serial", 1, p);
-  std::printf("time per step ms: %.3f\n", r.seconds / static_cast<double>(p.steps) * 1e3);
-  apps::print_checksum(sum_in_order(r.sums));
-  return 0;
-}
-
-/// Rank 0: compares the gathered wavefield with a serial run.
-bool check_against_serial(const minimod::problem& p, const std::vector<double>& field) {
-  const serial_run ref = run_serial_propagation(p);
-  if (std::memcmp(ref.values.data(), field.data(), field.size() * sizeof(double)) == 0) {
-    std::printf("check: wavefield bitwise identical to the serial run: passed\n");
-    return true;
-  }
-  double diff = 0, scale = 0;
-  for (std::size_t i = 0; i < field.size(); ++i) {
-    diff = std::max(diff, std::abs(field[i] - ref.values[i]));
-    scale = std::max(scale, std::abs(ref.values[i]));
-  }
-  const double rel = scale > 0 ? diff / scale : diff;
-  const bool ok = rel <= check_tolerance;
-  std::printf("check: wavefield differs from the serial run, max |diff| / max |u| = %.3e (tolerance %.0e): %s\n", rel,
-              check_tolerance, ok ? "passed" : "FAILED");
-  return ok;
-}
-
 int run_mpi(const minimod::problem& p, bool check, int me, int nranks) {
   const minimod::slab s = minimod::split(p, nranks, me);
   std::vector<double> u(s.size(), 0.0), u_prev(s.size(), 0.0);
@@ -117,9 +55,9 @@ int run_mpi(const minimod::problem& p, bool check, int me, int nranks) {
   const minimod::run_result r = minimod::propagate(p, s, u.data(), u_prev.data(), halo);
 
   // Every rank's (loop, exchange) seconds; rank 0 reports the slowest.
-  const std::array<double, 2> mine = {r.seconds, r.exchange_seconds};
-  std::vector<double> times(me == 0 ? 2 * static_cast<std::size_t>(nranks) : 0);
-  MPI_Gather(mine.data(), 2, MPI_DOUBLE, times.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+  const minimod::rank_times mine = {r.seconds, r.exchange_seconds};
+  std::vector<minimod::rank_times> times(me == 0 ? static_cast<std::size_t>(nranks) : 0);
+  MPI_Gather(&mine, 2, MPI_DOUBLE, times.data(), 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
 
   // Plane sums (and for -check the owned values) gathered in rank order,
   // which is x order.
@@ -136,18 +74,7 @@ int run_mpi(const minimod::problem& p, bool check, int me, int nranks) {
   std::vector<double> field;
   if (check) field = gather(minimod::owned_values(s, r.field));
 
-  int rc = 0;
-  if (me == 0) {
-    print_header("mpi", nranks, p);
-    std::size_t slowest = 0;
-    for (std::size_t i = 1; i < static_cast<std::size_t>(nranks); ++i)
-      if (times[2 * i] > times[2 * slowest]) slowest = i;
-    const double per_step = 1e3 / static_cast<double>(p.steps);
-    std::printf("time per step ms: %.3f (halo exchange %.3f) [slowest rank, %zu]\n", times[2 * slowest] * per_step,
-                times[2 * slowest + 1] * per_step, slowest);
-    if (check) rc = check_against_serial(p, field) ? 0 : 1;
-    apps::print_checksum(sum_in_order(sums));
-  }
+  const int rc = me == 0 ? minimod::report("mpi", p, times, check, field, sums) : 0;
   return apps::rank0_status(rc);
 }
 
@@ -155,15 +82,8 @@ int run_mpi(const minimod::problem& p, bool check, int me, int nranks) {
 
 int main(int argc, char** argv) {
   const apps::mpi_environment mpi(argc, argv);
-  options o;
-  const std::array ints = {apps::int_option{"-nx", &o.nx, 1}, apps::int_option{"-ny", &o.ny, 1},
-                           apps::int_option{"-nz", &o.nz, 1}, apps::int_option{"-steps", &o.steps, 1}};
-  const std::array flags = {apps::flag_option{"-check", &o.check}, apps::flag_option{"-serial", &o.serial}};
-  std::string error = apps::parse_options(argc, argv, ints, flags);
-  if (error.empty()) error = apps::serial_needs_one_rank(o.serial, mpi.size);
-  if (error.empty() && o.nx / mpi.size < minimod::radius)
-    error = "-nx " + std::to_string(o.nx) + " over " + std::to_string(mpi.size) +
-            " ranks leaves fewer than 4 planes on a rank; the halo exchange needs at least 4 planes per rank";
+  minimod::options o;
+  std::string error = minimod::parse_options(argc, argv, mpi.size, o);
   if (error.empty() && o.check && o.nx * o.ny * o.nz > std::numeric_limits<int>::max())
     error = "-check gathers the whole wavefield (an MPI count, int): at most " +
             std::to_string(std::numeric_limits<int>::max()) + " points";
@@ -172,5 +92,5 @@ int main(int argc, char** argv) {
                         "usage: mpiexec -n P minimod_mpi [-nx X -ny Y -nz Z] [-steps S] [-check]\n"
                         "       minimod_mpi -serial [-nx X -ny Y -nz Z] [-steps S]\n");
   const minimod::problem p = minimod::make_problem(o.nx, o.ny, o.nz, o.steps);
-  return o.serial ? run_serial(p) : run_mpi(p, o.check, mpi.rank, mpi.size);
+  return o.serial ? minimod::run_serial(p) : run_mpi(p, o.check, mpi.rank, mpi.size);
 }
