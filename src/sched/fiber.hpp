@@ -17,6 +17,7 @@ struct fiber {
   bctx::fcontext_t ctx = nullptr;  // where to jump to resume this fiber
   task_base resume;                // queued to resume it (see scheduler)
   void* tsan = nullptr;            // ThreadSanitizer's fiber handle
+  unsigned tsan_reuses = 0;        // times prepared since `tsan` was made
   void* asan_fake_stack = nullptr;
   fiber* next_free = nullptr;
   bool owns_stack = true;          // false for a thread's own stack

@@ -73,7 +73,7 @@ pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
     }
     if (!r.listed()) {  // the first unpublished message in this ring
       r.listed() = true;
-      world_.producer_of(rank_, w->index).unpublished.push_back(&r);
+      world_.producer_of(rank_, w->index).unpublished.push_back({&r, in.sched});
       w->unpublished_sends = true;
     } else if (r.unpublished() >= publish_batch) {
       r.publish();
@@ -111,9 +111,13 @@ void smp_transport::attach_publisher(scheduler& s) noexcept {
 void smp_transport::publish_worker(void* self, int index) noexcept {
   auto& t = *static_cast<smp_transport*>(self);
   auto& rings = t.world_.producer_of(t.rank_, index).unpublished;
-  for (pair_ring* r : rings) {
-    r->publish();
-    r->listed() = false;
+  for (const auto& [ring, consumer] : rings) {
+    ring->publish();
+    ring->listed() = false;
+    // send() woke the consumer before these messages were visible; a worker
+    // of it that polled then and found nothing may have gone to sleep (up
+    // to the idle nap, 20 ms when oversubscribed). Wake it now that they are.
+    consumer->wake_one();
   }
   rings.clear();
 }

@@ -83,9 +83,14 @@ class smp_world {
   };
   std::unique_ptr<padded_channel[]> returns_;
   // By rank * threads + worker: the worker's rings holding messages it has
-  // not published yet (batched publication, am/pair_ring.hpp).
+  // not published yet (batched publication, am/pair_ring.hpp), each with
+  // the scheduler of the rank it feeds, which publication wakes.
+  struct unpublished_ring {
+    pair_ring* ring;
+    scheduler* consumer;
+  };
   struct alignas(64) producer {
-    std::vector<pair_ring*> unpublished;
+    std::vector<unpublished_ring> unpublished;
   };
   // Kept apart from returns_: other threads push onto a return channel,
   // while a producer's list is only ever touched by its worker.
