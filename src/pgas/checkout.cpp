@@ -29,7 +29,7 @@ void require_no_checkouts(rank_pgas& r, const char* what) {
 }
 
 void check_cache_at_end(rank_pgas& r) {
-  require_no_checkouts(r, "end of the program");
+  require_no_checkouts(r, "finalize");
   if (const std::size_t dirty = r.cache->dirty_bytes(); dirty != 0)
     fail("rank " + std::to_string(r.rank) + " ends with " + std::to_string(dirty) +
          " bytes written through checkouts that never went back to their owners; call weft::cache_release() or "
