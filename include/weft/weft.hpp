@@ -2,6 +2,7 @@
 #pragma once
 #include "weft/am.hpp"
 #include "weft/buffer.hpp"
+#include "weft/checkout.hpp"
 #include "weft/coll.hpp"
 #include "weft/errors.hpp"
 #include "weft/pgas.hpp"

@@ -67,12 +67,15 @@ void pgas_start(process_runtime& rt) {
   auto p = std::make_unique<process_pgas>();
   p->segment = rt.opts.segment;
   p->direct = rt.opts.pgas_direct;
+  p->cache = {rt.opts.cache_block, rt.opts.cache_size, rt.opts.cache == "always"};
   p->first_rank = rt.first_rank;
   p->nranks = rt.world_size;
   p->views.assign(static_cast<std::size_t>(rt.world_size), nullptr);
   for (std::size_t i = 0; i < rt.local.size(); ++i)
     p->local.push_back(std::make_unique<rank_pgas>(rt.first_rank + static_cast<int>(i), p->segment));
+  for (auto& r : p->local) r->cache = std::make_unique<software_cache>(r->rank, p->cache, p->segment);
   g_pgas = std::move(p);  // fail() below may name the rank
+  check_cache_config(g_pgas->cache);
   const bool shared = rt.backend == "mpi";
   if (shared)
     map_own_shared_heap(*g_pgas, rt);
@@ -92,6 +95,7 @@ namespace {
 void pgas_stop(process_runtime&) {
   using namespace weft::pgas::detail;
   if (!g_pgas) return;
+  for (auto& r : g_pgas->local) check_cache_at_end(*r);
   unmap_heaps(*g_pgas);
   g_pgas.reset();
 }

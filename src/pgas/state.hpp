@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <unordered_map>
@@ -15,6 +16,7 @@
 #include "pgas/heap_space.hpp"
 #include "pgas/lock_table.hpp"
 #include "pgas/op_counter.hpp"
+#include "pgas/software_cache.hpp"
 
 namespace weft::pgas::detail {
 
@@ -30,6 +32,8 @@ struct rank_pgas {
   std::mutex objects_mutex;  // dist_object registry
   std::unordered_map<std::uint64_t, void*> objects;
   std::uint64_t next_object = 0;
+  std::unique_ptr<software_cache> cache;         // checkouts of memory reached by messages
+  std::atomic<std::int64_t> live_checkouts{0};   // direct and cached, not yet checked in
 };
 
 /// One heap mapped into this process, unmapped at the end.
@@ -41,6 +45,7 @@ struct mapping {
 struct process_pgas {
   std::size_t segment = 0;  // every rank's heap size
   bool direct = true;       // reach addressable heaps by loads and stores
+  cache_config cache;       // every rank's software cache
   int first_rank = 0;
   int nranks = 1;
   std::vector<std::byte*> views;  // by world rank: its heap here, or null
@@ -70,5 +75,15 @@ inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexc
 /// Checks `rank` exists and [offset, offset + bytes) lies in its heap;
 /// ends the job naming both ranks and the range otherwise.
 void check_range(const char* op, int origin, int rank, std::uint64_t offset, std::size_t bytes);
+
+/// The cache options' rules beyond their limits (checkout.cpp): a block is
+/// a multiple of the page size, the cache at least one block.
+void check_cache_config(const cache_config& c);
+/// At finalize: ends the job if rank `r` still holds a checkout or has
+/// dirty cached bytes it never released.
+void check_cache_at_end(rank_pgas& r);
+/// Ends the job if `r` holds a checkout during `what` (a release, acquire
+/// or fence).
+void require_no_checkouts(rank_pgas& r, const char* what);
 
 }  // namespace weft::pgas::detail

@@ -64,6 +64,8 @@ future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t by
   return tracked(std::move(f), current().in_flight[static_cast<int>(kind::get)]);
 }
 
+void cache_release_for(const char* what);  // checkout.cpp
+
 future<void> quiet(kind k) { return current().in_flight[static_cast<int>(k)].idle(); }
 
 }  // namespace weft::detail::pgas
@@ -74,6 +76,7 @@ void wait_puts() { detail::pgas::quiet(detail::pgas::kind::put).get(); }
 void wait_gets() { detail::pgas::quiet(detail::pgas::kind::get).get(); }
 void wait_atomics() { detail::pgas::quiet(detail::pgas::kind::atomic).get(); }
 void fence() {
+  detail::pgas::cache_release_for("fence");  // a release: cached writes go back too
   wait_puts();
   wait_gets();
   wait_atomics();

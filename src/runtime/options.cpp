@@ -150,6 +150,14 @@ const std::vector<option_def>& table() {
                   "pgas: address space reserved for each rank's symmetric heap, committed as used"),
       bool_option("pgas-direct", &o::pgas_direct,
                   "pgas: reach ranks on this node by loads and stores (0: through messages, for testing that path)"),
+      size_option("cache-block", &o::cache_block, 4 * KiB, GiB,
+                  "pgas: block of the software cache behind checkouts (a multiple of the page size)"),
+      size_option("cache-size", &o::cache_size, 4 * KiB, 64 * GiB,
+                  "pgas: bytes of software cache per rank (at least one block; a checkout may span at most "
+                  "this much)"),
+      choice_option("cache", &o::cache, {"auto", "always"},
+                    "pgas: checkouts go through the software cache only for memory this process does not map "
+                    "(auto), or always (for testing the cache in one process)"),
   };
   static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;

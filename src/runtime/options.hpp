@@ -60,6 +60,12 @@ struct runtime_options {
   // reached by loads and stores (0: through messages, for testing).
   std::size_t segment = std::size_t{1} << 30;
   bool pgas_direct = true;
+  // pgas software cache (checkout/checkin): block size, bytes per rank, and
+  // whether every checkout goes through it ("always", for testing) or only
+  // those of memory this process does not map ("auto").
+  std::size_t cache_block = std::size_t{64} << 10;
+  std::size_t cache_size = std::size_t{16} << 20;
+  std::string cache = "auto";  // auto | always
 };
 
 class option_error : public std::runtime_error {

@@ -12,6 +12,8 @@ int main(int argc, char** argv) {
     auto mode_is = [mode](const char* m) { return std::strcmp(mode, m) == 0; };
     const int me = weft::rank();
     auto block = weft::allocate_symmetric<std::int64_t>(8);
+    // Collective, so only in the mode that needs it (the heap usage others report stays the same).
+    auto big = mode_is("checkout_too_large") ? weft::allocate_symmetric<char>(128 * 1024) : block.reinterpret<char>();
     weft::barrier();
     if (me == 0) {
       std::int64_t buf[4] = {};
@@ -33,6 +35,22 @@ int main(int argc, char** argv) {
         l.destroy();
       }
     }
+    // Checkouts (run with --weft:cache=always --weft:cache-size=64K --weft:cache-block=4K).
+    if (me == 0 && mode_is("checkout_too_large"))
+      (void)weft::make_checkout(big.on(1), 128 * 1024, weft::checkout_mode::read);
+    if (me == 0 && mode_is("checkout_held_at_release")) {
+      auto held = weft::make_checkout(block.on(1), 8, weft::checkout_mode::write);
+      weft::cache_release();
+    }
+    if (me == 0 && mode_is("checkout_held_at_fence")) {
+      auto held = weft::make_checkout(block.on(1), 8, weft::checkout_mode::read);
+      weft::fence();
+    }
+    if (me == 0 && mode_is("checkout_held_at_end")) {
+      static weft::checkout<std::int64_t> never_checked_in;
+      never_checked_in = weft::make_checkout(block.on(1), 8, weft::checkout_mode::write);
+    }
+    if (me == 0 && mode_is("dirty_at_end")) weft::make_checkout(block.on(1), 8, weft::checkout_mode::write)[0] = 1;
     if (mode_is("symmetric_exhausted")) (void)weft::allocate_symmetric<char>(std::size_t{1} << 40);
     if (mode_is("symmetric_size_mismatch")) (void)weft::allocate_symmetric<char>(64 + static_cast<std::size_t>(me));
     weft::barrier();  // the other ranks would wait here forever for rank 0

@@ -1,0 +1,282 @@
+#include "pgas/software_cache.hpp"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <string>
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "pgas/state.hpp"
+#include "weft/pgas.hpp"
+
+namespace weft::pgas::detail {
+
+namespace {
+
+/// One future for all of `fs` (ready at once when they all are).
+future<void> all_of(std::vector<future<void>>&& fs) {
+  std::erase_if(fs, [](const future<void>& f) { return f.is_ready(); });
+  if (fs.empty()) return make_ready_future();
+  return when_all(std::move(fs)).then([](auto f) { f.get(); });
+}
+
+std::string sys_error(const char* call) { return std::string(call) + " failed: " + std::strerror(errno); }
+
+}  // namespace
+
+software_cache::software_cache(int rank, cache_config config, std::size_t segment)
+    : me_(rank),
+      config_(config),
+      segment_(segment),
+      blocks_per_heap_((segment + config.block - 1) / config.block),
+      slots_(config.size / config.block) {}
+
+software_cache::~software_cache() {
+  if (base_ != nullptr) munmap(base_, slots_.size() * config_.block);
+  if (fd_ >= 0) close(fd_);
+}
+
+std::string software_cache::describe(int target, std::uint64_t offset, std::size_t bytes) const {
+  return "checkout by rank " + std::to_string(me_) + " of rank " + std::to_string(target) + "'s heap bytes [" +
+         std::to_string(offset) + ", " + std::to_string(offset + bytes) + ")";
+}
+
+// The slots live in a memory file so that several of them can also be
+// mapped side by side for one checkout. Made at the first cached checkout:
+// a program that never needs the cache never pays for it.
+void software_cache::map_storage() {
+  if (base_ != nullptr) return;
+  const std::size_t bytes = slots_.size() * config_.block;
+  fd_ = memfd_create("weft-cache", MFD_CLOEXEC);
+  if (fd_ < 0) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("memfd_create"));
+  if (ftruncate(fd_, static_cast<off_t>(bytes)) != 0)
+    fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("ftruncate"));
+  void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd_, 0);
+  if (p == MAP_FAILED) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
+  base_ = static_cast<std::byte*>(p);
+  used_.store(true, std::memory_order_release);
+}
+
+void software_cache::settle(slot& s) {
+  if (!s.fill.valid() || !s.fill.is_ready()) return;
+  for (const auto& r : s.filling) s.valid.add(r.begin, r.end);
+  s.filling.clear();
+  s.fill = {};
+}
+
+// Least recently used among the slots no checkout holds and no fill is
+// writing into; its dirty bytes go back first (copied, so the slot is free
+// at once).
+std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t block) {
+  std::optional<std::uint32_t> best;
+  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
+    slot& s = slots_[i];
+    settle(s);
+    if (s.pins != 0 || s.fill.valid()) continue;
+    if (s.target < 0) {
+      best = i;
+      break;
+    }
+    if (!best || s.last_use < slots_[*best].last_use) best = i;
+  }
+  if (!best) return std::nullopt;
+  slot& s = slots_[*best];
+  if (s.target >= 0) {
+    if (!s.dirty.empty()) write_back(*best);
+    where_.erase(key(s.target, s.block));
+    ++stats_.evictions;
+  }
+  s.target = target;
+  s.block = block;
+  s.valid.clear();
+  s.dirty.clear();
+  where_[key(target, block)] = *best;
+  return best;
+}
+
+void software_cache::write_back(std::uint32_t i) {
+  slot& s = slots_[i];
+  const std::uint64_t at = s.block * config_.block;
+  std::vector<future<void>> puts;
+  for (const auto& r : s.dirty.items()) {
+    puts.push_back(weft::detail::pgas::put_bytes(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin, true));
+    ++stats_.write_backs;
+    stats_.written_back_bytes += r.end - r.begin;
+  }
+  s.dirty.clear();
+  future<void> all = all_of(std::move(puts));
+  if (!all.is_ready()) write_backs_[key(s.target, s.block)].push_back(all.share());
+}
+
+std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_t bytes, access mode, token& t) {
+  const std::size_t block = config_.block;
+  const std::uint64_t first = offset / block;
+  const std::size_t n = static_cast<std::size_t>((offset + bytes - 1) / block - first + 1);
+  if (n > slots_.size())
+    fail(describe(target, offset, bytes) + ": spans " + std::to_string(n) + " blocks of " + std::to_string(block) +
+         " bytes, more than the cache holds (" + std::to_string(slots_.size()) +
+         " blocks; --weft:cache-size and --weft:cache-block set it)");
+  std::vector<std::uint32_t> held(n);
+  {
+    std::lock_guard g(mutex_);
+    map_storage();
+    ++stats_.cached_checkouts;
+    for (std::size_t k = 0; k < n; ++k) {
+      const auto it = where_.find(key(target, first + k));
+      const std::optional<std::uint32_t> i = it != where_.end() ? std::optional(it->second) : claim(target, first + k);
+      if (!i) {
+        int pinned = 0;
+        for (const slot& s : slots_) pinned += s.pins != 0;
+        fail(describe(target, offset, bytes) + ": needs " + std::to_string(n) + " cache blocks, but live checkouts of rank " +
+             std::to_string(me_) + " hold " + std::to_string(pinned) + " of its " + std::to_string(slots_.size()) +
+             " (check some in first, or raise --weft:cache-size)");
+      }
+      held[k] = *i;
+      ++slots_[*i].pins;
+      slots_[*i].last_use = ++clock_;
+    }
+  }
+  fill(target, held, offset, bytes, mode);
+  t.cached = true;
+  const std::size_t into = static_cast<std::size_t>(offset - first * block);
+  if (n == 1) return memory(held[0]) + into;
+  std::byte* side_by_side = map_side_by_side(held);
+  t.alias = side_by_side;
+  t.alias_bytes = n * block;
+  return side_by_side + into;
+}
+
+// Read and read_write: fetch every missing byte of each block (the whole
+// block, for locality), waiting first for a fill already on its way or for
+// a write-back of the block still on its way (else the fetch could overtake
+// it and return older data). Write: mark the checked-out bytes valid at once
+// so that no fetch started meanwhile lands on them, after any fill in flight.
+void software_cache::fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset,
+                          std::size_t bytes, access mode) {
+  for (;;) {
+    std::vector<shared_future<void>> waits;
+    {
+      std::lock_guard g(mutex_);
+      for (std::uint32_t i : held) {
+        slot& s = slots_[i];
+        settle(s);
+        if (s.fill.valid()) {
+          waits.push_back(s.fill);
+          continue;
+        }
+        const std::uint64_t begin = s.block * config_.block;
+        const std::uint64_t end = std::min<std::uint64_t>(begin + config_.block, segment_);
+        if (mode == access::write) {
+          s.valid.add(std::max(offset, begin) - begin, std::min<std::uint64_t>(offset + bytes, end) - begin);
+          continue;
+        }
+        const auto gaps = s.valid.gaps(0, end - begin);
+        if (gaps.empty()) continue;
+        if (auto w = write_backs_.find(key(s.target, s.block)); w != write_backs_.end()) {
+          std::erase_if(w->second, [](const shared_future<void>& f) { return f.is_ready(); });
+          if (!w->second.empty()) {
+            waits.insert(waits.end(), w->second.begin(), w->second.end());
+            continue;
+          }
+          write_backs_.erase(w);
+        }
+        std::vector<future<void>> gets;
+        for (const auto& r : gaps) {
+          gets.push_back(weft::detail::pgas::get_bytes(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
+          ++stats_.fetches;
+          stats_.fetched_bytes += r.end - r.begin;
+        }
+        s.fill = all_of(std::move(gets)).share();
+        s.filling = gaps;
+        settle(s);  // already there when the heap is mapped here (--weft:cache=always)
+        if (s.fill.valid()) waits.push_back(s.fill);
+      }
+    }
+    if (waits.empty()) return;
+    for (const auto& w : waits) w.get();
+  }
+}
+
+std::byte* software_cache::map_side_by_side(const std::vector<std::uint32_t>& held) {
+  const std::size_t block = config_.block, bytes = held.size() * block;
+  void* region = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (region == MAP_FAILED) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
+  auto* at = static_cast<std::byte*>(region);
+  for (std::size_t k = 0; k < held.size(); ++k) {
+    void* p = mmap(at + k * block, block, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
+                   static_cast<off_t>(std::size_t{held[k]} * block));
+    if (p == MAP_FAILED) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
+  }
+  return at;
+}
+
+void software_cache::checkin(const token& t) {
+  if (t.alias != nullptr) munmap(t.alias, t.alias_bytes);
+  const std::size_t block = config_.block;
+  const std::uint64_t first = t.offset / block, last = (t.offset + t.bytes - 1) / block;
+  std::lock_guard g(mutex_);
+  for (std::uint64_t b = first; b <= last; ++b) {
+    slot& s = slots_[where_.at(key(t.rank, b))];  // pinned: still there
+    if (t.mode != access::read) {
+      const std::uint64_t begin = b * block;
+      const std::uint64_t from = std::max(t.offset, begin) - begin;
+      const std::uint64_t to = std::min<std::uint64_t>(t.offset + t.bytes, begin + block) - begin;
+      s.dirty.add(from, to);
+      s.valid.add(from, to);
+    }
+    --s.pins;
+  }
+}
+
+void software_cache::release() {
+  if (!used_.load(std::memory_order_acquire)) return;  // fence() in programs without cached checkouts
+  std::vector<shared_future<void>> waits;
+  {
+    std::lock_guard g(mutex_);
+    for (std::uint32_t i = 0; i < slots_.size(); ++i)
+      if (!slots_[i].dirty.empty()) write_back(i);
+    // Entries stay until they are seen ready: a fetch of their block
+    // meanwhile still waits for them.
+    for (auto it = write_backs_.begin(); it != write_backs_.end();) {
+      auto& in_flight = it->second;
+      std::erase_if(in_flight, [](const shared_future<void>& f) { return f.is_ready(); });
+      waits.insert(waits.end(), in_flight.begin(), in_flight.end());
+      it = in_flight.empty() ? write_backs_.erase(it) : std::next(it);
+    }
+  }
+  for (const auto& w : waits) w.get();
+}
+
+void software_cache::acquire() {
+  if (!used_.load(std::memory_order_acquire)) return;
+  std::lock_guard g(mutex_);
+  for (slot& s : slots_) {
+    settle(s);
+    if (s.target < 0 || s.pins != 0 || s.fill.valid()) continue;
+    s.valid.clear();
+    for (const auto& r : s.dirty.items()) s.valid.add(r.begin, r.end);
+    if (s.valid.empty()) {
+      where_.erase(key(s.target, s.block));
+      s.target = -1;
+    }
+  }
+}
+
+std::size_t software_cache::dirty_bytes() {
+  if (!used_.load(std::memory_order_acquire)) return 0;
+  std::lock_guard g(mutex_);
+  std::size_t n = 0;
+  for (const slot& s : slots_) n += s.dirty.bytes();
+  return n;
+}
+
+weft::cache_statistics software_cache::stats() {
+  std::lock_guard g(mutex_);
+  weft::cache_statistics s = stats_;
+  s.direct_checkouts = direct_.load(std::memory_order_relaxed);
+  return s;
+}
+
+}  // namespace weft::pgas::detail

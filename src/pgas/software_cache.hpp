@@ -1,0 +1,107 @@
+// Internal: one rank's software cache for checkouts of memory it reaches by
+// messages (Itoyori's design, simplified): a fixed set of block-sized slots
+// in one shared-memory file, each holding one block of some rank's heap,
+// with the bytes that are valid and the bytes written (dirty) tracked per
+// slot. Reads fetch the missing parts of their blocks; writes fetch
+// nothing; only dirty bytes go back, at eviction or at release. A checkout
+// spanning several blocks gets them mapped side by side into a fresh
+// region of address space (the same physical pages as the slots), so its
+// span is contiguous without a copy.
+//
+// One mutex guards the slots; it is never held while waiting. Transfers are
+// issued under it (issuing never blocks) and waited for outside: a slot
+// being filled carries the fill's future, and a block whose write-back is
+// on its way is not fetched again until it has arrived, so a rank always
+// reads its own writes.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "pgas/byte_ranges.hpp"
+#include "weft/checkout.hpp"
+#include "weft/sched.hpp"
+
+namespace weft::pgas::detail {
+
+struct cache_config {
+  std::size_t block = 64 * 1024;
+  std::size_t size = 16 * 1024 * 1024;
+  bool always = false;  // also for memory this process maps (testing)
+};
+
+class software_cache {
+ public:
+  using access = weft::detail::pgas::access;
+  using token = weft::detail::pgas::checkout_token;
+
+  software_cache(int rank, cache_config config, std::size_t segment);
+  ~software_cache();
+  software_cache(const software_cache&) = delete;
+  software_cache& operator=(const software_cache&) = delete;
+
+  const cache_config& config() const noexcept { return config_; }
+
+  /// Pins the blocks of heap bytes [offset, offset + bytes) of `target`,
+  /// fills them as `mode` needs and returns the bytes' local address
+  /// (bytes > 0). Ends the job when they cannot all be cached at once.
+  std::byte* checkout(int target, std::uint64_t offset, std::size_t bytes, access mode, token& t);
+  /// Unpins; the bytes of a write or read_write checkout become dirty.
+  void checkin(const token& t);
+  /// Starts the write-back of every dirty byte and waits until it and every
+  /// write-back started before (by eviction or other threads) arrived.
+  void release();
+  /// Forgets every clean byte (dirty ones stay until released).
+  void acquire();
+
+  std::size_t dirty_bytes();
+  void count_direct() noexcept { direct_.fetch_add(1, std::memory_order_relaxed); }
+  weft::cache_statistics stats();
+
+ private:
+  struct slot {
+    int target = -1;  // -1: empty
+    std::uint64_t block = 0;
+    int pins = 0;
+    std::uint64_t last_use = 0;
+    byte_ranges valid;  // bytes of the block that hold its current contents here
+    byte_ranges dirty;  // bytes written here, not yet sent back (a subset of valid)
+    shared_future<void> fill;  // gets in flight into this slot, for `filling`
+    std::vector<byte_ranges::range> filling;
+  };
+
+  std::uint64_t key(int target, std::uint64_t block) const noexcept {
+    return static_cast<std::uint64_t>(target) * blocks_per_heap_ + block;
+  }
+  std::byte* memory(std::uint32_t i) const noexcept { return base_ + std::size_t{i} * config_.block; }
+  std::string describe(int target, std::uint64_t offset, std::size_t bytes) const;
+
+  void map_storage();                                         // under mutex_
+  void settle(slot& s);                                       // under mutex_
+  std::optional<std::uint32_t> claim(int target, std::uint64_t block);  // under mutex_
+  void write_back(std::uint32_t i);                           // under mutex_
+  void fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset, std::size_t bytes,
+            access mode);
+  std::byte* map_side_by_side(const std::vector<std::uint32_t>& held);
+
+  const int me_;
+  const cache_config config_;
+  const std::size_t segment_;
+  const std::uint64_t blocks_per_heap_;
+  std::mutex mutex_;
+  std::vector<slot> slots_;
+  std::unordered_map<std::uint64_t, std::uint32_t> where_;  // block key -> slot
+  std::unordered_map<std::uint64_t, std::vector<shared_future<void>>> write_backs_;  // in flight, by block key
+  std::uint64_t clock_ = 0;
+  int fd_ = -1;
+  std::byte* base_ = nullptr;
+  std::atomic<bool> used_{false};  // storage mapped: release and acquire have work only then
+  std::atomic<std::uint64_t> direct_{0};
+  weft::cache_statistics stats_;
+};
+
+}  // namespace weft::pgas::detail
