@@ -4,7 +4,7 @@
 // (weft/pgas.hpp) and on MPI RMA, in the same run.
 //
 //   mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE]
-//                 [--iters K] [--max-size BYTES] [--weft:...]
+//                 [--iters K] [--max-size BYTES] [--trace 1] [--weft:...]
 //   bench_pgas --mode=smp [same options]       (one process, 2 weft ranks as threads)
 //   bench/pgas/run_pgas_bench.sh               (both, interleaved, one merged table)
 //
@@ -27,7 +27,8 @@
 // Rank 0 acts, rank 1 is the passive target (it waits in a barrier), except
 // in the contended lock. --iters K: operations per latency measurement for
 // sizes up to 4 KiB (default 2000; larger sizes proportionally fewer, at
-// least 20). Every repetition first checks each system: a 64 KiB put reads
+// least 20). --trace 1: every rank names each measurement on stderr before
+// it starts (to find where a run stops). Every repetition first checks each system: a 64 KiB put reads
 // back by get, 100 fetch-adds return consecutive values, and 200
 // get-increment-put sequences per rank under rank 0's lock lose no update.
 //
@@ -130,18 +131,19 @@ void print_tables(const options& o, const plan& p) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  long iters = 2000, max_size = 4L << 20;
+  long iters = 2000, max_size = 4L << 20, trace = 0;
   const char* usage =
       "usage: mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE] [--iters K] "
-      "[--max-size BYTES] [--weft:...]\n"
+      "[--max-size BYTES] [--trace 1] [--weft:...]\n"
       "       bench_pgas --mode=smp [the same options]\n";
-  options o = parse_options(argc, argv, {{"--iters", &iters}, {"--max-size", &max_size}}, usage);
+  options o = parse_options(argc, argv, {{"--iters", &iters}, {"--max-size", &max_size}, {"--trace", &trace}}, usage);
   if (iters < 1 || max_size < 8 || max_size > window_bytes) {
     std::fprintf(stderr, "bench_pgas: needs --iters >= 1, 8 <= --max-size <= %ld\n%s", window_bytes, usage);
     return 2;
   }
   plan p;
   p.iters = o.quick ? std::min(iters, 200L) : iters;
+  p.trace = trace != 0;
   for (long s = 8; s <= max_size; s *= o.quick ? 8 : 2) p.latency_sizes.push_back(s);
   for (long s = 64 << 10; s <= max_size; s *= o.quick ? 4 : 2) p.bandwidth_sizes.push_back(s);
 

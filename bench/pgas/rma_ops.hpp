@@ -74,6 +74,7 @@ constexpr long bandwidth_total = 16L << 20;
 struct plan {
   std::vector<long> latency_sizes, bandwidth_sizes;
   long iters = 2000;
+  bool trace = false;  // --trace 1: every rank names each measurement on stderr before it starts
 
   long iters_for(long bytes) const { return std::max(20L, bytes <= 4096 ? iters : iters * 4096 / bytes); }
 };
@@ -109,20 +110,38 @@ double timed_us(int me, int nranks, long iters, bool all_ranks, Barrier barrier,
 /// One repetition of every measurement on `ops`, recorded under `system`
 /// on rank 0 (the only rank that records, also when ranks share a process).
 inline void measure_all(rma_ops& ops, const std::string& system, const plan& p, int me) {
+  if (p.trace) std::fprintf(stderr, "bench_pgas: rank %d: %s: verify\n", me, system.c_str());
   const std::string problem = ops.verify();
   if (!problem.empty()) fail_job("rank " + std::to_string(me) + ": " + system + ": " + problem);
   auto keep = [&](operation op, long size, double v) {
     if (me == 0) comm_bench::record(system, size, static_cast<long>(op), v);
   };
+  auto next = [&](const char* what, long size) {
+    if (p.trace) std::fprintf(stderr, "bench_pgas: rank %d: %s: %s %ld\n", me, system.c_str(), what, size);
+  };
   // Untimed: the first touch of the target's pages through this process's
   // mapping (page faults) belongs to setting up, in every column alike.
+  next("warm-up", 1L << 20);
   ops.put_bandwidth_gbs(1L << 20, bandwidth_total);
-  for (long s : p.latency_sizes) keep(operation::put, s, ops.put_latency_us(s, p.iters_for(s)));
-  for (long s : p.latency_sizes) keep(operation::get, s, ops.get_latency_us(s, p.iters_for(s)));
-  for (long s : p.bandwidth_sizes) keep(operation::bandwidth, s, ops.put_bandwidth_gbs(s, bandwidth_total));
+  for (long s : p.latency_sizes) {
+    next("put", s);
+    keep(operation::put, s, ops.put_latency_us(s, p.iters_for(s)));
+  }
+  for (long s : p.latency_sizes) {
+    next("get", s);
+    keep(operation::get, s, ops.get_latency_us(s, p.iters_for(s)));
+  }
+  for (long s : p.bandwidth_sizes) {
+    next("bandwidth", s);
+    keep(operation::bandwidth, s, ops.put_bandwidth_gbs(s, bandwidth_total));
+  }
+  next("fetch-add", 8);
   keep(operation::fetch_add, 8, ops.fetch_add_us(p.iters));
+  next("lock", 0);
   keep(operation::lock, 0, ops.lock_unlock_us(p.iters));
+  next("lock + put", 8);
   keep(operation::lock_put, 8, ops.lock_put_unlock_us(p.iters));
+  next("contended lock", 0);
   const rma_ops::contended c = ops.lock_contended(p.iters);
   keep(operation::lock_contended, 0, c.per_acquire_us);
   keep(operation::lock_overlap, 0, c.overlap);

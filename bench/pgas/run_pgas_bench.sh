@@ -31,13 +31,16 @@ mkdir -p "$OUT_DIR"
 csv=$OUT_DIR/pgas.csv
 rm -f "$csv"
 
+# A failed or hung invocation (timeout) is counted and named, and its
+# round's rows are left out (a run writes its CSV rows only at the end);
+# the script then exits with status 1 after printing the tables.
+failed=()
 for ((r = 1; r <= rounds; ++r)); do
   echo "round $r/$rounds" >&2
-  # timeout: a hang shows up as a failure instead of a stuck job.
   timeout "$TIMEOUT" "$MPIEXEC" -n 2 -bind-to core "$BIN" --reps 1 --csv "$csv" "$@" \
-    --weft:threads="$WEFT_THREADS" >> "$OUT_DIR/mpi.txt"
+    --weft:threads="$WEFT_THREADS" >> "$OUT_DIR/mpi.txt" || failed+=("round $r mpiexec: status $?")
   timeout "$TIMEOUT" "$BIN" --mode=smp --reps 1 --csv "$csv" "$@" \
-    --weft:ranks=2 --weft:threads="$WEFT_THREADS" >> "$OUT_DIR/smp.txt"
+    --weft:ranks=2 --weft:threads="$WEFT_THREADS" >> "$OUT_DIR/smp.txt" || failed+=("round $r smp: status $?")
 done
 
 "$PYTHON" - "$csv" "$rounds" <<'EOF'
@@ -56,7 +59,7 @@ def size(b):
     return f"{b // 1024} KiB" if b >= 1024 and b % 1024 == 0 else f"{b} B"
 
 unit = {r["operation"]: r["unit"] for r in rows}
-print(f"bench_pgas, {sys.argv[2]} rounds; median [min-max] over rounds; X/mpi = median of X / median of mpi")
+print(f"bench_pgas, {sys.argv[2]} rounds; median [min-max] over the rounds that completed; X/mpi = median of X / median of mpi")
 for op in ops:
     systems = [s for s in order if any(s in d for d in data[op].values())]
     fmt = "{:.3f}" if unit[op] == "us" else "{:.2f}"
@@ -78,3 +81,7 @@ for op in ops:
         print("| " + " | ".join(cells) + " |")
 EOF
 echo "CSV and per-invocation tables: $OUT_DIR" >&2
+if ((${#failed[@]})); then
+  printf 'failed (status 124: timed out): %s\n' "${failed[@]}"
+  exit 1
+fi
