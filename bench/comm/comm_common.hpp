@@ -1,6 +1,7 @@
 // Shared plumbing of the communication benchmarks (bench_msg_rate,
-// bench_latency): options, the repetition driver that alternates raw MPI and
-// weft, sample statistics, CSV and table cells.
+// bench_latency; bench_pgas uses the options, weft start-up and statistics):
+// options, the repetition driver that alternates raw MPI and weft, sample
+// statistics, CSV and table cells.
 //
 // Modes. Under `mpiexec -n 2` (mode mpi) each repetition first measures raw
 // MPI on MPI_COMM_WORLD, then starts weft (which finds MPI initialized and
@@ -174,12 +175,14 @@ inline FILE* open_csv(const std::string& path, const char* header) {
 // ---- driver -----------------------------------------------------------------
 
 /// Runs `body(system)` on every rank under weft::run, with a fresh argv each
-/// time (weft::run removes the --weft: options it parses).
+/// time (weft::run removes the --weft: options it parses). `extra_args` are
+/// added to the --weft: options given; the system is named
+/// weft-<backend><suffix>.
 template <class Body>
-void run_weft(const options& o, Body& body, bool mpi_only = false) {
+void run_weft(const options& o, Body& body, const std::vector<std::string>& extra_args, const std::string& suffix) {
   std::vector<std::string> args = {o.prog};
   args.insert(args.end(), o.weft_args.begin(), o.weft_args.end());
-  if (mpi_only) args.push_back("--weft:node-rings=0");
+  args.insert(args.end(), extra_args.begin(), extra_args.end());
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);
@@ -189,30 +192,30 @@ void run_weft(const options& o, Body& body, bool mpi_only = false) {
       if (weft::rank() == 0) std::fprintf(stderr, "%s: needs exactly 2 ranks, got %d\n", o.prog.c_str(), weft::nranks());
       return 1;
     }
-    body(std::string("weft-") + weft::backend_name() + (mpi_only ? "-only" : ""));
+    body(std::string("weft-") + weft::backend_name() + suffix);
     return 0;
   });
   if (rc != 0) std::exit(rc);
 }
 
-/// Repetitions, alternating raw MPI and weft in mpi mode so that slow drifts
-/// of the machine hit both alike. `raw(me)` runs on both MPI processes;
-/// `weft_body(system)` on both weft ranks. Returns true on the process that
-/// holds the samples and should print (MPI rank 0, or the smp process).
-template <class Raw, class WeftBody>
-bool drive(options& o, const char* name, Raw raw, WeftBody weft_body) {
-  if (o.mode == "smp") {
-    bool has_ranks = false;
-    for (auto& a : o.weft_args) has_ranks |= a.rfind("--weft:ranks=", 0) == 0;
-    if (!has_ranks) o.weft_args.push_back("--weft:ranks=2");
-    for (int r = 0; r < o.reps; ++r) {
-      std::fprintf(stderr, "\r%s (smp): repetition %d/%d", name, r + 1, o.reps);
-      run_weft(o, weft_body);
-    }
-    std::fprintf(stderr, "\n");
-    return true;
-  }
-  // Initialized here with the thread level weft needs, so weft reuses it.
+/// The same; `mpi_only`: without node rings (system weft-mpi-only).
+template <class Body>
+void run_weft(const options& o, Body& body, bool mpi_only = false) {
+  if (mpi_only) run_weft(o, body, {"--weft:node-rings=0"}, "-only");
+  else run_weft(o, body, {}, "");
+}
+
+/// Mode smp: two in-process ranks unless --weft:ranks= was given.
+inline void add_smp_ranks(options& o) {
+  bool has_ranks = false;
+  for (auto& a : o.weft_args) has_ranks |= a.rfind("--weft:ranks=", 0) == 0;
+  if (!has_ranks) o.weft_args.push_back("--weft:ranks=2");
+}
+
+/// Mode mpi: initializes MPI with the thread level weft needs, so that weft
+/// reuses it (and leaves MPI_Finalize to the caller); exits unless there are
+/// exactly 2 processes. Returns this process's rank.
+inline int init_mpi_for_weft(const char* name) {
   int provided = 0;
   MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
   int me = 0, n = 0;
@@ -223,6 +226,25 @@ bool drive(options& o, const char* name, Raw raw, WeftBody weft_body) {
     MPI_Finalize();
     std::exit(2);
   }
+  return me;
+}
+
+/// Repetitions, alternating raw MPI and weft in mpi mode so that slow drifts
+/// of the machine hit both alike. `raw(me)` runs on both MPI processes;
+/// `weft_body(system)` on both weft ranks. Returns true on the process that
+/// holds the samples and should print (MPI rank 0, or the smp process).
+template <class Raw, class WeftBody>
+bool drive(options& o, const char* name, Raw raw, WeftBody weft_body) {
+  if (o.mode == "smp") {
+    add_smp_ranks(o);
+    for (int r = 0; r < o.reps; ++r) {
+      std::fprintf(stderr, "\r%s (smp): repetition %d/%d", name, r + 1, o.reps);
+      run_weft(o, weft_body);
+    }
+    std::fprintf(stderr, "\n");
+    return true;
+  }
+  const int me = init_mpi_for_weft(name);
   for (int r = 0; r < o.reps; ++r) {
     if (me == 0) std::fprintf(stderr, "\r%s (mpi): repetition %d/%d", name, r + 1, o.reps);
     raw(me);
