@@ -32,6 +32,11 @@
 //    message at a time, the producer took that line from it for every
 //    message. A batch is published last slot first, so the consumer sees it
 //    whole when its polled slot turns.
+// Written but unpublished messages are not stranded when their producer
+// runs a long task without a scheduling point: the consumer of a ring
+// made for one producer thread may take them by its tail (drain with
+// `unpublished`), which the transport does only after many empty polls,
+// so the producer's tail line is not pulled on the common path.
 // The consumer prefetches the slot 8 ahead of the one it takes: with the
 // producer ahead, that line is published already and arrives while the
 // current message is handled (8 measured best among 4, 8, 16).
@@ -47,8 +52,10 @@ namespace weft::detail {
 
 class pair_ring {
  public:
-  explicit pair_ring(std::size_t capacity_pow2)
-      : mask_(capacity_pow2 - 1), slots_(std::make_unique<slot[]>(capacity_pow2)) {}
+  /// `single_writer`: only try_write_single will write to it (one thread),
+  /// so the consumer may take written messages before they are published.
+  explicit pair_ring(std::size_t capacity_pow2, bool single_writer = false)
+      : mask_(capacity_pow2 - 1), single_writer_(single_writer), slots_(std::make_unique<slot[]>(capacity_pow2)) {}
   pair_ring(const pair_ring&) = delete;
   pair_ring& operator=(const pair_ring&) = delete;
   ~pair_ring() {
@@ -82,7 +89,7 @@ class pair_ring {
       if (pos - known_head_ > mask_) return false;  // full
     }
     m.release_to(slots_[pos & mask_].message);
-    tail_.store(pos + 1, std::memory_order_relaxed);
+    tail_.store(pos + 1, std::memory_order_release);  // drain(unpublished) reads the message after it
     single_producer_ = true;
     return true;
   }
@@ -92,7 +99,11 @@ class pair_ring {
   /// the last one first (the consumer polls the first).
   void publish() noexcept {
     const std::uint64_t end = tail_.load(std::memory_order_relaxed);
-    for (std::uint64_t p = end; p != published_; --p) slots_[(p - 1) & mask_].seq.store(p, std::memory_order_release);
+    // Tickets a lap or more behind were taken unpublished and their slots
+    // written again: marking them now would overwrite the newer seq.
+    const std::uint64_t lap = mask_ + 1;
+    const std::uint64_t first = end - published_ > lap ? end - lap : published_;
+    for (std::uint64_t p = end; p != first; --p) slots_[(p - 1) & mask_].seq.store(p, std::memory_order_release);
     published_ = end;
   }
   /// Single producer: whether the ring is on its producer's list of rings
@@ -105,15 +116,23 @@ class pair_ring {
     return slots_[h & mask_].seq.load(std::memory_order_acquire) == h + 1;
   }
 
+  /// Consumer only: whether a single-writer ring holds messages written
+  /// but not yet published (reads the producer's tail line).
+  bool holds_unpublished() const noexcept {
+    return single_writer_ && tail_.load(std::memory_order_acquire) != head_.load(std::memory_order_relaxed);
+  }
+
   /// Consumer only: hands up to `max` published messages, in ticket order,
-  /// to `f`.
+  /// to `f`; with `unpublished` (single-writer rings) also those written
+  /// and not yet published.
   template <class F>
-  std::size_t drain(std::size_t max, F&& f) {
+  std::size_t drain(std::size_t max, F&& f, bool unpublished = false) {
     std::size_t n = 0;
     std::uint64_t h = head_.load(std::memory_order_relaxed);
+    const std::uint64_t written = unpublished && single_writer_ ? tail_.load(std::memory_order_acquire) : h;
     while (n < max) {
       const slot& s = slots_[h & mask_];
-      if (s.seq.load(std::memory_order_acquire) != h + 1) break;
+      if (h >= written && s.seq.load(std::memory_order_acquire) != h + 1) break;
       __builtin_prefetch(&slots_[(h + 8) & mask_]);
       am_message m = am_message::adopt(s.message);
       head_.store(++h, std::memory_order_release);  // the slot is free: done reading it
@@ -132,6 +151,7 @@ class pair_ring {
   };
   static_assert(sizeof(slot) == 64, "one slot per cache line");
   const std::uint64_t mask_;
+  const bool single_writer_;
   std::unique_ptr<slot[]> slots_;
   alignas(64) std::atomic<std::uint64_t> tail_{0};  // producers
   std::uint64_t known_head_ = 0;                     // single producer: a head_ seen earlier

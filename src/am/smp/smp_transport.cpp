@@ -44,7 +44,9 @@ std::unique_ptr<am_transport> smp_world::make_transport(int r) {
 pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
   auto& slot = in.from[index];
   pair_ring* r = nullptr;
-  auto fresh = std::make_unique<pair_ring>(ring_capacity);
+  // p = index % (threads + 1): 0 is the shared ring, 1 + w worker w's own.
+  const bool one_writer = index % static_cast<std::size_t>(threads_ + 1) != 0;
+  auto fresh = std::make_unique<pair_ring>(ring_capacity, one_writer);
   if (!slot.compare_exchange_strong(r, fresh.get(), std::memory_order_acq_rel))
     return *r;  // another thread of the source rank installed one first
   std::lock_guard lock(in.rings_mutex);
@@ -130,23 +132,38 @@ bool smp_world::has_news(const inbox& in) noexcept {
   return false;
 }
 
+bool smp_world::holds_unpublished(const inbox& in) noexcept {
+  const std::size_t n = in.n_rings.load(std::memory_order_acquire);
+  for (std::size_t i = 0; i < n; ++i)
+    if (in.rings[i]->holds_unpublished()) return true;
+  return false;
+}
+
 bool smp_transport::progress() {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(rank_)];
   // A worker arrives here from a scheduling point, which published its
   // sends already; what handlers send below is published at the end.
   worker* w = current_worker();
+  bool unpublished = false;
   if (!smp_world::has_news(in)) {
-    // Idle: free what came back to this worker since its last large send
-    // (a worker that stops sending does not keep its old payloads).
-    if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
-    return false;
+    // Now and then an idle poll also takes messages their producer wrote
+    // and has not published: it may be running a long task that sent them
+    // and has not reached a scheduling point since (pair_ring.hpp).
+    unpublished = (in.quiet_polls.fetch_add(1, std::memory_order_relaxed) & (unpublished_check_interval - 1)) == 0 &&
+                  smp_world::holds_unpublished(in);
+    if (!unpublished) {
+      // Idle: free what came back to this worker since its last large send
+      // (a worker that stops sending does not keep its old payloads).
+      if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
+      return false;
+    }
   }
   if (!in.consuming.try_lock()) return false;
   std::size_t n = 0;
   ++delivering;
   auto deliver = [&in](am_message&& m) { in.dispatch(in.ctx, std::move(m)); };
   const std::size_t n_rings = in.n_rings.load(std::memory_order_acquire);
-  for (std::size_t i = 0; i < n_rings; ++i) n += in.rings[i]->drain(drain_batch, deliver);
+  for (std::size_t i = 0; i < n_rings; ++i) n += in.rings[i]->drain(drain_batch, deliver, unpublished);
   if (in.spilled.load(std::memory_order_acquire) != 0) {
     {
       std::lock_guard lock(in.overflow_mutex);

@@ -58,6 +58,9 @@ class smp_world {
     // The consumer's flag, on its own line: were it next to what senders
     // read, every poll would steal that line from them (false sharing).
     alignas(64) spin_mutex consuming;  // one consumer at a time (try_lock only)
+    // Idle polls, counted to look for unpublished messages every
+    // unpublished_check_interval-th (own line: idle workers bump it).
+    alignas(64) std::atomic<std::uint32_t> quiet_polls{0};
     // Touched only when a ring stays full.
     alignas(64) std::atomic<std::size_t> spilled{0};  // messages in `overflow`
     std::mutex overflow_mutex;
@@ -73,6 +76,9 @@ class smp_world {
   /// Something to deliver to `in`? Loads only, so idle pollers cost the
   /// producers nothing (no shared counter bounced per message).
   static bool has_news(const inbox& in) noexcept;
+  /// Messages written to `in` and not yet published? (Reads the producers'
+  /// tail lines: only now and then.)
+  static bool holds_unpublished(const inbox& in) noexcept;
   int threads_;
   // Out-of-line blocks coming back to the worker that sent them, by
   // rank * threads + worker (see am_return_channel). Declared before the
@@ -118,6 +124,9 @@ class smp_transport final : public am_transport {
   /// Rings a worker publishes at once when it has written this many
   /// messages to one of them (else at its next scheduling point).
   static constexpr std::uint64_t publish_batch = 16;
+  /// Every this many empty polls of a rank, one also takes messages written
+  /// and not yet published (a few microseconds of polling; power of two).
+  static constexpr std::uint32_t unpublished_check_interval = 64;
   /// scheduler::publish: publishes worker `index`'s rings (ctx: the transport).
   static void publish_worker(void* self, int index) noexcept;
   /// One attempt to put `m` into the calling thread's ring towards `in`.
