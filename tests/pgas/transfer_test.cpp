@@ -64,7 +64,7 @@ TEST(PgasTransfer, StridedBlocksAndBatches) {
   on_every_rank([] {
     const int me = weft::rank(), n = weft::nranks();
     constexpr std::size_t nx = 40, ny = 6;
-    auto grid = weft::allocate_symmetric<double>((nx + 1) * ny);  // + one row for the batch
+    auto grid = weft::allocate_symmetric<double>(nx * ny + static_cast<std::size_t>(n));  // + a cell per rank for the batch
     const int right = (me + 1) % n, left = (me + n - 1) % n;
     std::vector<double> column(nx);
     std::iota(column.begin(), column.end(), 100.0 * me);
@@ -76,15 +76,15 @@ TEST(PgasTransfer, StridedBlocksAndBatches) {
     for (std::size_t x = 0; x < nx; ++x) EXPECT_EQ(back[2 * x], 100.0 * me + static_cast<double>(x));
 
     weft::transfer_batch batch;
-    std::vector<double> row(ny, static_cast<double>(me));
+    const double mine = me;
     double single = -1;
-    for (int t = 0; t < n; ++t) batch.put(grid.on(t) + static_cast<std::ptrdiff_t>(nx * ny), std::span<const double>(row));
+    for (int t = 0; t < n; ++t)
+      batch.put(grid.on(t) + static_cast<std::ptrdiff_t>(nx * ny) + me, std::span<const double>(&mine, 1));
     batch.get(grid.on(left) + 2, std::span<double>(&single, 1));
     batch.submit().get();
     EXPECT_EQ(single, 100.0 * ((left + n - 1) % n));
     weft::barrier();
-    const double last = grid.local()[nx * ny];
-    EXPECT_TRUE(last >= 0 && last < n);
+    for (int from = 0; from < n; ++from) EXPECT_EQ(grid.local()[nx * ny + static_cast<std::size_t>(from)], from);
     weft::free_symmetric(grid);
   });
 }
