@@ -58,6 +58,11 @@ struct checkout_token {
 std::byte* checkout_bytes(int rank, std::uint64_t offset, std::size_t bytes, access mode, checkout_token& token);
 void checkin_bytes(checkout_token& token);
 
+/// Release and acquire at a task boundary (forkjoin): like cache_release and
+/// cache_acquire, but other tasks of the rank may hold checkouts meanwhile.
+void task_boundary_release();
+void task_boundary_acquire();
+
 }  // namespace detail::pgas
 
 template <class T>

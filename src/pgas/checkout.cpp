@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include "pgas/state.hpp"
+#include "weft/detail/task.hpp"
 #include "weft/checkout.hpp"
 #include "weft/coll.hpp"
 
@@ -46,6 +47,7 @@ std::byte* checkout_bytes(int rank, std::uint64_t offset, std::size_t bytes, acc
   rank_pgas& me = current();
   check_range("checkout", me.rank, rank, offset, bytes);
   me.live_checkouts.fetch_add(1, std::memory_order_relaxed);
+  ++weft::detail::held_by_current_task();
   token = checkout_token{&me, rank, offset, bytes, mode, false, nullptr, 0};
   if (bytes == 0) return nullptr;
   if (!me.cache->config().always)
@@ -60,7 +62,15 @@ void checkin_bytes(checkout_token& token) {
   auto& me = *static_cast<rank_pgas*>(token.owner);
   if (token.cached) me.cache->checkin(token);
   me.live_checkouts.fetch_sub(1, std::memory_order_release);
+  --weft::detail::held_by_current_task();
 }
+
+// At task boundaries other tasks of the rank may hold checkouts: only the
+// task crossing the boundary must hold none (forkjoin checks that). Their
+// bytes are not dirty until checked in, so writing back what is dirty and
+// forgetting what is clean leaves them intact (a pinned slot keeps its bytes).
+void task_boundary_release() { current().cache->release(); }
+void task_boundary_acquire() { current().cache->acquire(); }
 
 /// fence() releases too (transfer.cpp).
 void cache_release_for(const char* what) {

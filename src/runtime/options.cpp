@@ -158,6 +158,12 @@ const std::vector<option_def>& table() {
       choice_option("cache", &o::cache, {"auto", "always"},
                     "pgas: checkouts go through the software cache only for memory this process does not map "
                     "(auto), or always (for testing the cache in one process)"),
+      choice_option("steal", &o::steal, {"auto", "messages"},
+                    "forkjoin: steal from ranks of this node through their deques in shared memory (auto), or "
+                    "by messages as across nodes (for testing that path)"),
+      choice_option("forkjoin-checks", &o::forkjoin_checks, {"auto", "on", "off"},
+                    "forkjoin: at every fork and join, check that the task holds no checkout and that the forked "
+                    "function captured no address on the task's stack (auto: on unless built with NDEBUG)"),
   };
   static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;

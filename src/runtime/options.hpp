@@ -66,6 +66,13 @@ struct runtime_options {
   std::size_t cache_block = std::size_t{64} << 10;
   std::size_t cache_size = std::size_t{16} << 20;
   std::string cache = "auto";  // auto | always
+  // forkjoin: how idle ranks steal from ranks of their node ("auto": through
+  // the victim's deque in shared memory; "messages": by asking the victim,
+  // as across nodes, for testing that path), and whether forks and joins
+  // check for held checkouts and captured stack addresses ("auto": in
+  // builds without NDEBUG).
+  std::string steal = "auto";            // auto | messages
+  std::string forkjoin_checks = "auto";  // auto | on | off
 };
 
 class option_error : public std::runtime_error {

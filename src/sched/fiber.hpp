@@ -21,6 +21,7 @@ struct fiber {
   void* asan_fake_stack = nullptr;
   fiber* next_free = nullptr;
   bool owns_stack = true;          // false for a thread's own stack
+  int held = 0;                    // see held_by_current_task()
 };
 
 /// Maps `stack_size` bytes (rounded to pages) plus a PROT_NONE guard page.

@@ -126,6 +126,8 @@ void resume_fiber(task_base* t) noexcept {
 }  // namespace
 
 void (*fatal_handler)(const char* message) noexcept = nullptr;
+task_base* (*foreign_work)(scheduler& s, worker& w) noexcept = nullptr;
+bool (*foreign_work_expected)(scheduler& s) noexcept = nullptr;
 
 // Never inlined: a fiber can resume on another thread, so the address of a
 // thread_local must be computed afresh on every call, not hoisted out of a
@@ -254,6 +256,11 @@ task_base* scheduler::find_work(worker& w) noexcept {
       if (task_base* t = take_placed(w, *workers_[v])) return t;
     }
   }
+  if (foreign_work != nullptr)
+    if (task_base* t = foreign_work(*this, w)) {
+      w.spawned.inc();
+      return t;
+    }
   return nullptr;
 }
 
@@ -281,6 +288,12 @@ bool scheduler::idle_wait(worker& w) noexcept {
   // Spin (cheap, fast reaction), then give the core away, then sleep.
   for (int i = 0; i < opts_.spin_rounds; ++i) {
     if (has_visible_work() || !w.yielded.empty()) return false;
+    if (foreign_work != nullptr)
+      if (task_base* t = foreign_work(*this, w)) {
+        w.deque.push(t);
+        w.spawned.inc();
+        return false;
+      }
     if (idle_poll && idle_poll()) return false;
     if (!idle_poll || !opts_.poll_replaces_pause) cpu_relax();
   }
@@ -299,7 +312,9 @@ bool scheduler::idle_wait(worker& w) noexcept {
       !stopping_.load(std::memory_order_seq_cst))
     // With a poll hook (worker-driven progress) nap briefly instead, so
     // incoming messages are still noticed.
-    futex_wait(epoch_, e, idle_poll ? opts_.idle_nap_ns : 0L);
+    futex_wait(epoch_, e,
+               idle_poll || (foreign_work_expected != nullptr && foreign_work_expected(*this)) ? opts_.idle_nap_ns
+                                                                                               : 0L);
   sleepers.fetch_sub(1, std::memory_order_seq_cst);
   return false;
 }
@@ -333,6 +348,20 @@ void scheduler::wait_quiescent() const noexcept {
 // ---- the calls <weft/sched.hpp> makes ----------------------------------------
 
 bool on_worker() noexcept { return current_worker() != nullptr; }
+
+int& held_by_current_task() noexcept {
+  if (worker* w = current_worker()) return w->current->held;
+  thread_local int off_workers = 0;
+  return off_workers;
+}
+
+bool current_stack(const char*& lo, const char*& hi) noexcept {
+  worker* w = current_worker();
+  if (w == nullptr || w->current == nullptr || !w->current->owns_stack) return false;
+  lo = w->current->stack_lo;
+  hi = w->current->stack_lo + w->current->stack_size;
+  return true;
+}
 
 bool defer_cleanup(task_base* t) noexcept {
   worker* w = current_worker();

@@ -236,6 +236,15 @@ inline void publish_sends(worker& w) noexcept {
 /// thread and helper threads); nullptr if none.
 scheduler*& home_scheduler() noexcept;
 
+/// Work from outside the scheduler's own queues, asked for by an idle worker
+/// after its rank's deques came up empty (forkjoin: tasks stolen from the
+/// deques of other ranks). Returns a task for `w` to run, or nullptr. Set at
+/// load time by the layer that provides it; null when none does.
+extern task_base* (*foreign_work)(scheduler& s, worker& w) noexcept;
+/// Whether that layer wants idle workers of `s` to keep asking it: they
+/// then nap (idle_nap_ns) instead of sleeping until woken. Null: never.
+extern bool (*foreign_work_expected)(scheduler& s) noexcept;
+
 /// Hook the runtime installs to end the whole job (all ranks) on a fatal error.
 extern void (*fatal_handler)(const char* message) noexcept;
 

@@ -71,6 +71,16 @@ bool try_run_inline(const void* tag) noexcept;
 /// True on a worker thread of some rank.
 bool on_worker() noexcept;
 
+/// A count the layers above keep for the code running now (pgas: the
+/// checkouts it holds), kept on the running fiber, so it follows a task that
+/// moves between workers; a thread's own outside the workers. Tasks run one
+/// after another on a fiber, each leaving it as it found it.
+int& held_by_current_task() noexcept;
+
+/// The stack the caller runs on, [lo, hi): a worker's fiber stack (false
+/// off the workers, where it is not known).
+bool current_stack(const char*& lo, const char*& hi) noexcept;
+
 /// Reports an exception that escaped a detached task and ends the job.
 [[noreturn]] void fatal_uncaught(const char* where) noexcept;
 

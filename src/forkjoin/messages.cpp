@@ -1,0 +1,168 @@
+// The forkjoin layer's messages (handler id 6): outcomes of tasks that ran
+// on a rank of another process, steals by message, awaiting a spawned
+// future of another process, and the end of a root task.
+#include <algorithm>
+#include <cstddef>
+#include <cstring>
+#include <span>
+#include <memory>
+
+#include "forkjoin/state.hpp"
+#include "weft/errors.hpp"
+
+namespace weft::detail::fj {
+
+bool steal_for_remote(fj_rank& me, task_entry& out) noexcept;  // stealing.cpp
+void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);  // root.cpp
+
+namespace {
+
+serialization::message body_of(const void* p, std::size_t n) {
+  serialization::message m;
+  m.bytes.resize(n);
+  if (n != 0) std::memcpy(m.bytes.data(), p, n);
+  return m;
+}
+
+/// Fills `c` from a message's outcome and fires it.
+void settle(fj_rank& me, cell_base& c, const wire_header& h, std::span<const std::byte> body, int from) {
+  if (h.failed != 0) {
+    c.error = std::make_exception_ptr(
+        remote_error("task", std::string(reinterpret_cast<const char*>(body.data()), body.size())));
+  } else {
+    if (body.size() != c.value_size)
+      fail(me.rank, "a task outcome from rank " + std::to_string(from) + " has " + std::to_string(body.size()) +
+                        " bytes, expected " + std::to_string(c.value_size));
+    if (!body.empty()) std::memcpy(c.value, body.data(), body.size());
+  }
+  c.ran_on = h.rank;
+  c.done.set();
+}
+
+/// Sends the outcome in `c` to `proxy` on rank `to`.
+void answer(rank_comm& comm, int to, std::uint64_t proxy, const cell_base& c) {
+  if (c.error) {
+    const std::string text = describe(c.error);
+    send_am(comm, to, forkjoin_messages, wire_header{wire_kind::value, 1, c.ran_on, proxy, 0},
+            body_of(text.data(), text.size()));
+  } else {
+    send_am(comm, to, forkjoin_messages, wire_header{wire_kind::value, 0, c.ran_on, proxy, 0},
+            body_of(c.value, c.value_size));
+  }
+}
+
+/// Parked on a cell until it is done, for a rank of another process.
+struct remote_waiter : waiter {
+  rank_comm* comm;
+  int to;
+  std::uint64_t proxy;
+  cell_base* cell;
+};
+
+void fj_arrived(rank_comm& c, am_message&& m) {
+  const auto h = am_header<wire_header>(m, "forkjoin");
+  fj_rank& me = state_of(c);
+  const auto body = m.body_bytes();
+  switch (h.kind) {
+    case wire_kind::complete:
+    case wire_kind::value:
+      settle(me, *reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(h.token)), h, body, m.source);
+      return;
+    case wire_kind::steal_request: {
+      task_entry e;
+      if (steal_for_remote(me, e))
+        send_am(c, m.source, forkjoin_messages, wire_header{wire_kind::steal_reply, 0, me.rank, 0, 0},
+                body_of(&e, offsetof(task_entry, payload) + e.h.size));
+      else
+        send_am(c, m.source, forkjoin_messages, wire_header{wire_kind::steal_reply, 1, me.rank, 0, 0});
+      return;
+    }
+    case wire_kind::steal_reply: {
+      if (h.failed == 0) {
+        if (body.size() < offsetof(task_entry, payload)) fail(me.rank, "a truncated stolen task");
+        task_entry e;
+        std::memcpy(&e, body.data(), std::min(body.size(), sizeof e));
+        me.stats.from_remote.fetch_add(1, std::memory_order_relaxed);
+        me.stats.remote_ns.fetch_add(
+            static_cast<std::uint64_t>(now_ns() - me.request_sent_ns.load(std::memory_order_relaxed)),
+            std::memory_order_relaxed);
+        spawn_to(c.sched, make_stolen_task(e));
+      } else {
+        me.stats.failed.fetch_add(1, std::memory_order_relaxed);
+      }
+      me.request_out.store(false, std::memory_order_release);
+      return;
+    }
+    case wire_kind::await: {
+      auto* cell = reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(h.token));
+      auto* w = new remote_waiter;
+      w->comm = &c;
+      w->to = m.source;
+      w->proxy = h.token2;
+      w->cell = cell;
+      w->notify = [](waiter* n) noexcept {
+        std::unique_ptr<remote_waiter> self(static_cast<remote_waiter*>(n));
+        answer(*self->comm, self->to, self->proxy, *self->cell);
+      };
+      if (!cell->done.add(w)) w->notify(w);
+      return;
+    }
+    case wire_kind::root_done:
+      root_arrived(me, h.token, h.failed != 0, body);
+      return;
+  }
+  fail(me.rank, "an unknown forkjoin message from rank " + std::to_string(m.source));
+}
+
+}  // namespace
+
+const am_handler forkjoin_messages = register_am_handler(6, "forkjoin", &fj_arrived);
+
+std::string describe(std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return x.what();
+  } catch (...) {
+    return "an exception not derived from std::exception";
+  }
+}
+
+void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
+              std::exception_ptr error) {
+  if (in_process_comm(owner) != nullptr) {
+    auto& c = *reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
+    if (error) c.error = std::move(error);
+    else if (size != 0) std::memcpy(c.value, value, size);
+    c.ran_on = me.rank;
+    c.done.set();
+    return;
+  }
+  if (error) {
+    const std::string text = describe(error);
+    send_am(me.comm, owner, forkjoin_messages, wire_header{wire_kind::complete, 1, me.rank, cell, 0},
+            body_of(text.data(), text.size()));
+  } else {
+    send_am(me.comm, owner, forkjoin_messages, wire_header{wire_kind::complete, 0, me.rank, cell, 0},
+            body_of(value, size));
+  }
+}
+
+void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size) {
+  fj_rank& me = current_rank();
+  cell_base proxy;
+  cell_base* c = &proxy;
+  if (in_process_comm(owner) != nullptr) {
+    c = reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
+  } else {
+    proxy.value = value;
+    proxy.value_size = size;
+    send_am(me.comm, owner, forkjoin_messages,
+            wire_header{wire_kind::await, 0, me.rank, cell, reinterpret_cast<std::uintptr_t>(&proxy)});
+  }
+  join(*c, "global_future::get");
+  if (c->error) std::rethrow_exception(c->error);
+  if (c != &proxy && size != 0) std::memcpy(value, c->value, size);
+}
+
+}  // namespace weft::detail::fj

@@ -1,0 +1,92 @@
+// root_exec: set up once (the deques), mark the rank as stealing from
+// others, and end with rank 0 sending the root task's outcome to every
+// rank — one message each, no barrier: a rank that gets it knows every
+// task of the root has finished (joins are strict), so it stops stealing.
+#include <cstring>
+
+#include "forkjoin/state.hpp"
+#include "weft/checkout.hpp"
+#include "weft/errors.hpp"
+
+namespace weft::detail::fj {
+
+namespace {
+
+root_outcome& outcome(fj_rank& me, std::uint64_t seq) {
+  std::lock_guard g(me.roots_mutex);
+  return me.roots[seq];  // std::map: the reference stays valid as others are added
+}
+
+/// The end of a root_exec on this rank: spawned futures' cells go.
+void finish(fj_rank& me) {
+  me.active.store(false, std::memory_order_release);
+  std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
+  {
+    std::lock_guard g(me.cells_mutex);
+    cells.swap(me.cells);
+  }
+  for (auto& [c, destroy] : cells) {
+    if (!c->done.is_set())
+      fail(me.rank, "a task made by weft::spawn was still running when its root_exec ended; get() every "
+                    "global_future before the root task returns");
+    destroy(c);
+  }
+}
+
+}  // namespace
+
+std::uint64_t root_begin() {
+  if (!on_worker()) throw std::logic_error("weft::root_exec must be called from a task (inside weft::run)");
+  fj_rank& me = current_rank();
+  if (!me.ready.load(std::memory_order_acquire)) make_deques(me);
+  me.active.store(true, std::memory_order_release);
+  return ++me.next_root;
+}
+
+void root_end(std::uint64_t seq, const void* value, std::uint32_t size, std::exception_ptr error) {
+  fj_rank& me = current_rank();
+  detail::pgas::task_boundary_release();  // every rank sees the root's writes after root_exec
+  std::string text;
+  if (error) text = describe(error);
+  for (int r = 0; r < me.comm.nranks; ++r) {
+    if (r == me.rank) continue;
+    serialization::message body;
+    const void* p = error ? static_cast<const void*>(text.data()) : value;
+    const std::size_t n = error ? text.size() : size;
+    body.bytes.resize(n);
+    if (n != 0) std::memcpy(body.bytes.data(), p, n);
+    send_am(me.comm, r, forkjoin_messages, wire_header{wire_kind::root_done, error ? std::uint8_t{1} : std::uint8_t{0}, me.rank, seq, 0},
+            std::move(body));
+  }
+  finish(me);
+}
+
+void root_wait(std::uint64_t seq, void* value, std::uint32_t size) {
+  fj_rank& me = current_rank();
+  root_outcome& o = outcome(me, seq);
+  if (!o.done.is_set()) wait_for(o.done, nullptr);
+  root_outcome done;
+  {
+    std::lock_guard g(me.roots_mutex);
+    auto it = me.roots.find(seq);
+    done.failed = it->second.failed;
+    done.value = std::move(it->second.value);
+    done.error = std::move(it->second.error);
+    me.roots.erase(it);
+  }
+  finish(me);
+  detail::pgas::task_boundary_acquire();
+  if (done.failed) throw remote_error("root task", "root_exec: the root task failed on rank 0: " + done.error);
+  if (done.value.size() != size) fail(me.rank, "root_exec: the root task's result has the wrong size");
+  if (size != 0) std::memcpy(value, done.value.data(), size);
+}
+
+void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body) {
+  root_outcome& o = outcome(me, seq);
+  o.failed = failed;
+  if (failed) o.error.assign(reinterpret_cast<const char*>(body.data()), body.size());
+  else o.value.assign(body.begin(), body.end());
+  o.done.set();
+}
+
+}  // namespace weft::detail::fj

@@ -1,0 +1,105 @@
+// Internal: the forkjoin layer's per-rank state — its deques, whether it is
+// inside a root_exec, its victims, the cells of spawned futures, the
+// outcomes of root tasks, and its steal counters.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "am/handlers.hpp"
+#include "am/rank_comm.hpp"
+#include "forkjoin/steal_deque.hpp"
+#include "sched/spin_mutex.hpp"
+
+namespace weft::detail::fj {
+
+/// How a root task ended, kept until that rank's root_exec takes it.
+struct root_outcome {
+  event done;
+  bool failed = false;
+  std::vector<std::byte> value;
+  std::string error;
+};
+
+struct counters {
+  std::atomic<std::uint64_t> from_node{0}, from_remote{0}, from_siblings{0}, failed{0};
+  std::atomic<std::uint64_t> node_ns{0}, failed_ns{0}, remote_ns{0};
+};
+
+struct fj_rank {
+  explicit fj_rank(rank_comm& c);
+  rank_comm& comm;
+  const int rank;
+  std::uint64_t deques_offset = 0;     // same on every rank (a symmetric block)
+  deque_set* mine = nullptr;           // this rank's deques
+  std::atomic<bool> ready{false};      // deques made (at the first root_exec)
+  std::atomic<bool> active{false};     // inside root_exec: steal from other ranks
+  std::vector<int> node_victims;       // other ranks whose deques this process maps
+  std::vector<int> remote_victims;     // the others: asked by message
+  std::atomic<bool> request_out{false};        // a steal request by message is on its way
+  std::atomic<std::int64_t> request_sent_ns{0};
+  std::uint64_t next_root = 0;
+
+  spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends
+  std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
+
+  std::mutex roots_mutex;
+  std::map<std::uint64_t, root_outcome> roots;
+
+  counters stats;
+};
+
+/// The state of the rank `c`.
+inline fj_rank& state_of(rank_comm& c) { return layer_state<fj_rank>(c); }
+/// The calling task's rank state.
+fj_rank& current_rank();
+
+/// Process-wide settings, read from the options at first use.
+struct settings {
+  bool by_messages = false;  // --weft:steal=messages
+  bool checks = false;       // --weft:forkjoin-checks
+};
+const settings& options() noexcept;
+
+/// Ends the job with "forkjoin: rank R: <text>".
+[[noreturn]] void fail(int rank, const std::string& text) noexcept;
+
+std::int64_t now_ns() noexcept;
+
+// ---- messages (messages.cpp) ------------------------------------------------------
+
+extern const am_handler forkjoin_messages;
+
+enum class wire_kind : std::uint8_t { complete = 1, steal_request, steal_reply, await, value, root_done };
+
+struct wire_header {
+  wire_kind kind;
+  std::uint8_t failed;   // complete/value/root_done: the body is an error text; steal_reply: 1 = nothing
+  std::int32_t rank;     // complete/value: where it ran
+  std::uint64_t token;   // the cell, proxy or root sequence number
+  std::uint64_t token2;  // await: the proxy to answer to
+};
+static_assert(sizeof(wire_header) <= 32);
+
+/// A task outcome to `cell` of rank `owner` (any process): value bytes, or
+/// an error.
+void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
+              std::exception_ptr error);
+/// The text an exception carries across ranks.
+std::string describe(std::exception_ptr e);
+
+// ---- running stolen entries (execute.cpp) ---------------------------------------------
+
+/// A task for the scheduler that runs `e` (taken from rank `from`).
+task_base* make_stolen_task(const task_entry& e);
+
+// ---- the deques' set-up (deques.cpp) ---------------------------------------------
+
+/// Collective, once: every rank makes its deques in its heap.
+void make_deques(fj_rank& me);
+
+}  // namespace weft::detail::fj

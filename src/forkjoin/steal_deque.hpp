@@ -1,0 +1,142 @@
+// Internal: one worker's deque of forked tasks, in its rank's symmetric heap
+// so that ranks of the same node take from it through shared memory,
+// without the owner's help (the owner may be busy in a long task).
+//
+// The THE protocol (Frigo, Leiserson and Randall, Cilk-5): the owner pushes
+// and pops at the bottom without a lock, thieves take the top under a lock,
+// and owner and thief settle a race for the last task through the lock.
+// Everything in it is plain data and lock-free atomics, so it works the
+// same between threads of one process and between processes mapping the
+// same pages. Entries carry their packet's bytes; a thief copies one out
+// under the lock and runs the copy.
+#pragma once
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <new>
+
+#include "sched/spin_mutex.hpp"
+#include "weft/forkjoin/detail.hpp"
+
+namespace weft::detail::fj {
+
+struct entry_header {
+  std::uint64_t code = 0;   // the task_record's offset from the anchor
+  std::uint64_t cell = 0;   // the cell_base* the outcome goes to, in the owner's process
+  std::int32_t owner = -1;  // the rank that forked it (owns `cell`)
+  std::uint32_t size = 0;   // payload bytes
+};
+
+struct task_entry {
+  entry_header h;
+  alignas(16) std::byte payload[payload_capacity];
+};
+static_assert(sizeof(task_entry) == 256);
+
+class steal_deque {
+ public:
+  static constexpr std::int64_t capacity = 1024;
+
+  /// Owner: queues a task; false when full (the caller runs it itself).
+  bool push(const entry_header& h, const void* payload) noexcept {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed);
+    // Leaves one slot free: a thief may still be copying slot top - 1.
+    if (b - top_.load(std::memory_order_acquire) >= capacity - 1) return false;
+    task_entry& e = slots_[b % capacity];
+    e.h = h;
+    std::memcpy(e.payload, payload, h.size);
+    bottom_.store(b + 1, std::memory_order_release);
+    return true;
+  }
+
+  /// Owner: the newest task's cell, or 0 when empty (a hint, no claim).
+  std::uint64_t newest_cell() const noexcept {
+    const std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    if (b < top_.load(std::memory_order_acquire)) return 0;
+    return slots_[b % capacity].h.cell;
+  }
+
+  /// Owner: removes the newest task; copies it to `out` when `out` is set.
+  bool pop(task_entry* out) noexcept {
+    std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
+    if (b < top_.load(std::memory_order_relaxed)) return false;  // empty (thieves only shrink it)
+    bottom_.store(b, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (top_.load(std::memory_order_relaxed) > b) {
+      // A thief may have claimed it: settle under the lock.
+      bottom_.store(b + 1, std::memory_order_relaxed);
+      lock_.lock();
+      b = bottom_.load(std::memory_order_relaxed) - 1;
+      bottom_.store(b, std::memory_order_relaxed);
+      if (top_.load(std::memory_order_relaxed) > b) {
+        bottom_.store(b + 1, std::memory_order_relaxed);
+        lock_.unlock();
+        return false;
+      }
+      lock_.unlock();
+    }
+    if (out != nullptr) copy(slots_[b % capacity], *out);
+    return true;
+  }
+
+  /// Thief: takes the oldest task into `out`.
+  bool steal(task_entry& out) noexcept {
+    // Look before locking: most attempts find an empty deque, and they
+    // should not bounce its lines between the owner's core and the thief's.
+    if (top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire)) return false;
+    if (!lock_.try_lock()) return false;  // another thief is at it: try elsewhere
+    const std::int64_t t = top_.load(std::memory_order_relaxed);
+    top_.store(t + 1, std::memory_order_relaxed);
+    std::atomic_thread_fence(std::memory_order_seq_cst);
+    if (t >= bottom_.load(std::memory_order_relaxed)) {
+      top_.store(t, std::memory_order_relaxed);
+      lock_.unlock();
+      return false;
+    }
+    copy(slots_[t % capacity], out);
+    lock_.unlock();
+    return true;
+  }
+
+  bool looks_empty() const noexcept {
+    return top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire);
+  }
+
+ private:
+  static void copy(const task_entry& from, task_entry& to) noexcept {
+    to.h = from.h;
+    std::memcpy(to.payload, from.payload, from.h.size <= payload_capacity ? from.h.size : payload_capacity);
+  }
+
+  alignas(64) std::atomic<std::int64_t> top_{0};
+  alignas(64) std::atomic<std::int64_t> bottom_{0};
+  alignas(64) spin_mutex lock_;
+  alignas(64) task_entry slots_[capacity];
+};
+
+/// A rank's deques, one per worker, at the same heap offset on every rank:
+/// a header (how many of them its owner made) and the deques after it.
+struct deque_set {
+  alignas(64) std::atomic<int> workers{0};
+
+  static constexpr std::size_t header_bytes = 64;
+  static std::size_t bytes_for(int workers) noexcept {
+    return header_bytes + sizeof(steal_deque) * static_cast<std::size_t>(workers);
+  }
+  steal_deque& deque(int i) noexcept {
+    return *std::launder(reinterpret_cast<steal_deque*>(reinterpret_cast<std::byte*>(this) + header_bytes) + i);
+  }
+  /// Builds the set in zeroed memory at `at` (the owner, once).
+  static deque_set* make(void* at, int workers) {
+    auto* s = new (at) deque_set;
+    for (int i = 0; i < workers; ++i)
+      new (reinterpret_cast<std::byte*>(at) + header_bytes + sizeof(steal_deque) * static_cast<std::size_t>(i))
+          steal_deque;
+    s->workers.store(workers, std::memory_order_release);
+    return s;
+  }
+};
+static_assert(sizeof(deque_set) <= deque_set::header_bytes);
+
+}  // namespace weft::detail::fj

@@ -1,0 +1,104 @@
+// Where an idle worker looks for forked tasks once its rank's scheduler has
+// none (the scheduler's foreign_work hook): its own deque (tasks its
+// suspended tasks left), its siblings' deques, then — inside a root_exec —
+// a random rank of its node through shared memory, else a random rank of
+// another node by message (one request at a time).
+#include <atomic>
+
+#include "forkjoin/state.hpp"
+#include "sched/scheduler.hpp"
+#include "weft/pgas.hpp"
+
+namespace weft::detail::fj {
+
+namespace {
+
+thread_local std::uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+std::uint64_t next_random() noexcept {
+  rng ^= rng << 13;
+  rng ^= rng >> 7;
+  rng ^= rng << 17;
+  return rng;
+}
+
+template <class V>
+int pick(const V& v) noexcept {
+  return v[static_cast<std::size_t>(next_random() % v.size())];
+}
+
+/// Tries every deque of `set`, starting at a random one.
+bool steal_from(deque_set& set, task_entry& out) noexcept {
+  const int n = set.workers.load(std::memory_order_acquire);
+  if (n <= 0) return false;
+  const int start = static_cast<int>(next_random() % static_cast<std::uint64_t>(n));
+  for (int k = 0; k < n; ++k)
+    if (set.deque((start + k) % n).steal(out)) return true;
+  return false;
+}
+
+task_base* steal_on_node(fj_rank& me) noexcept {
+  const int victim = pick(me.node_victims);
+  auto* set = reinterpret_cast<deque_set*>(detail::pgas::address_of(victim, me.deques_offset, false));
+  task_entry e;
+  const std::int64_t t0 = now_ns();
+  const bool ok = steal_from(*set, e);
+  const std::int64_t spent = now_ns() - t0;
+  if (!ok) {
+    me.stats.failed.fetch_add(1, std::memory_order_relaxed);
+    me.stats.failed_ns.fetch_add(static_cast<std::uint64_t>(spent), std::memory_order_relaxed);
+    return nullptr;
+  }
+  me.stats.from_node.fetch_add(1, std::memory_order_relaxed);
+  me.stats.node_ns.fetch_add(static_cast<std::uint64_t>(spent), std::memory_order_relaxed);
+  return make_stolen_task(e);
+}
+
+void ask_remote(fj_rank& me) {
+  if (me.request_out.exchange(true, std::memory_order_acq_rel)) return;
+  me.request_sent_ns.store(now_ns(), std::memory_order_relaxed);
+  send_am(me.comm, pick(me.remote_victims), forkjoin_messages,
+          wire_header{wire_kind::steal_request, 0, me.rank, 0, 0});
+  if (worker* w = current_worker()) publish_sends(*w);  // the idle loop has no other publishing point
+}
+
+task_base* find_forked(scheduler& s, worker& w) noexcept {
+  if (s.comm == nullptr) return nullptr;
+  fj_rank& me = state_of(*static_cast<rank_comm*>(s.comm));
+  if (!me.ready.load(std::memory_order_acquire)) return nullptr;
+  task_entry e;
+  if (me.mine->deque(w.index).pop(&e)) return make_stolen_task(e);
+  const int n = me.mine->workers.load(std::memory_order_relaxed);
+  for (int k = 1; k < n; ++k)
+    if (me.mine->deque((w.index + k) % n).steal(e)) {
+      me.stats.from_siblings.fetch_add(1, std::memory_order_relaxed);
+      return make_stolen_task(e);
+    }
+  if (!me.active.load(std::memory_order_acquire)) return nullptr;
+  if (!me.node_victims.empty())
+    if (task_base* t = steal_on_node(me)) return t;
+  if (!me.remote_victims.empty()) ask_remote(me);
+  return nullptr;
+}
+
+/// Inside a root_exec an idle rank keeps trying other ranks' deques (it
+/// is not woken when they fill).
+bool stealing(scheduler& s) noexcept {
+  return s.comm != nullptr && state_of(*static_cast<rank_comm*>(s.comm)).active.load(std::memory_order_acquire);
+}
+
+const bool hooked = [] {
+  foreign_work = &find_forked;
+  foreign_work_expected = &stealing;
+  return true;
+}();
+
+}  // namespace
+
+/// Victim side of a steal by message (messages.cpp): the oldest task of any
+/// of this rank's deques.
+bool steal_for_remote(fj_rank& me, task_entry& out) noexcept {
+  return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out);
+}
+
+}  // namespace weft::detail::fj

@@ -1,0 +1,217 @@
+// Fork-join across ranks: root_exec, parallel_invoke and spawn on every
+// rank count, both backends, stealing through shared memory and by message.
+// Multi-rank runs check that other ranks did steal (the tasks are long
+// enough that an idle rank finds them while rank 0 is busy).
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include "spmd_main.hpp"
+#include "weft/forkjoin.hpp"
+
+using weft::test::on_every_rank;
+
+namespace {
+
+long fib(int n) {
+  if (n < 2) return n;
+  auto [a, b] = weft::parallel_invoke([n] { return fib(n - 1); }, [n] { return fib(n - 2); });
+  return a + b;
+}
+
+long fib_serial(int n) { return n < 2 ? n : fib_serial(n - 1) + fib_serial(n - 2); }
+
+/// Keeps a worker busy for `ms` milliseconds (so idle ranks steal meanwhile).
+long busy(int ms, long tag) {
+  const auto end = std::chrono::steady_clock::now() + std::chrono::milliseconds(ms);
+  volatile long x = 0;
+  while (std::chrono::steady_clock::now() < end) x = x + 1;
+  return tag;
+}
+
+/// Sum of tag over [lo, hi), each leaf busy for `ms`, split in halves.
+long busy_sum(long lo, long hi, int ms) {
+  if (hi - lo == 1) return busy(ms, lo);
+  const long mid = lo + (hi - lo) / 2;
+  auto [a, b] = weft::parallel_invoke([=] { return busy_sum(lo, mid, ms); }, [=] { return busy_sum(mid, hi, ms); });
+  return a + b;
+}
+
+std::uint64_t stolen_everywhere() {
+  return weft::allreduce(weft::steal_stats().stolen(), std::plus<>());
+}
+
+}  // namespace
+
+TEST(ForkJoin, FibOnEveryRank) {
+  on_every_rank([] {
+    const long r = weft::root_exec(fib, 22);
+    EXPECT_EQ(r, fib_serial(22));
+    const long again = weft::root_exec([] { return fib(18); });
+    EXPECT_EQ(again, fib_serial(18));
+  });
+}
+
+TEST(ForkJoin, OtherRanksStealLongTasks) {
+  on_every_rank([] {
+    weft::reset_steal_statistics();
+    const long n = 8L * weft::nranks();
+    const long sum = weft::root_exec(busy_sum, 0L, n, 10);
+    EXPECT_EQ(sum, n * (n - 1) / 2);
+    const std::uint64_t stolen = stolen_everywhere();
+    if (weft::nranks() > 1) {
+      EXPECT_GT(stolen, 0u);
+    } else {
+      EXPECT_EQ(stolen, 0u);
+    }
+  });
+}
+
+TEST(ForkJoin, ParallelInvokeOfThreeWithVoid) {
+  on_every_rank([] {
+    auto t = weft::root_exec([] {
+      auto [a, v, c] = weft::parallel_invoke([] { return busy(2, 1); }, [] { (void)busy(2, 0); },
+                                             [] { return 2.5; });
+      static_assert(std::is_same_v<decltype(v), std::monostate>);
+      return a + static_cast<long>(2 * c);
+    });
+    EXPECT_EQ(t, 6);
+    weft::root_exec([] { weft::parallel_invoke([] { (void)busy(1, 0); }, [] { (void)busy(1, 0); }); });
+  });
+}
+
+TEST(ForkJoin, ExceptionsReachTheJoin) {
+  on_every_rank([] {
+    const bool caught = weft::root_exec([] {
+      try {
+        weft::parallel_invoke([] { return busy(5, 1); },
+                              [] {
+                                (void)busy(5, 0);
+                                throw std::runtime_error("child failed");
+                                return 0L;
+                              });
+      } catch (const std::exception& e) {
+        return std::string(e.what()).find("child failed") != std::string::npos;
+      }
+      return false;
+    });
+    EXPECT_TRUE(caught);
+  });
+}
+
+TEST(ForkJoin, RootExceptionOnEveryRank) {
+  on_every_rank([] {
+    try {
+      weft::root_exec([] {
+        throw std::runtime_error("root failed");
+        return 1;
+      });
+      ADD_FAILURE() << "root_exec did not throw";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("root failed"), std::string::npos) << e.what();
+    }
+  });
+}
+
+// ItoyoriFBC's style: futures made by one task, awaited by tasks that may
+// run on any rank.
+TEST(ForkJoin, SpawnedFuturesAwaitedAnywhere) {
+  on_every_rank([] {
+    weft::reset_steal_statistics();
+    const long total = weft::root_exec([] {
+      constexpr int n = 16;
+      weft::global_future<long> f[n];
+      for (int i = 0; i < n; ++i) f[i] = weft::spawn(busy, 3, static_cast<long>(i));
+      // Chains: each consumer awaits a producer, wherever either runs.
+      weft::global_future<long> g[n];
+      for (int i = 0; i < n; ++i)
+        g[i] = weft::spawn([p = f[i]] { return 10 * p.get(); });
+      long s = 0;
+      for (int i = 0; i < n; ++i) s += g[i].get() + f[i].get();
+      return s;
+    });
+    EXPECT_EQ(total, 11L * (15 * 16 / 2));
+    if (weft::nranks() > 1) {
+      EXPECT_GT(stolen_everywhere(), 0u);
+    }
+  });
+}
+
+TEST(ForkJoin, SpawnedExceptionRethrownByGet) {
+  on_every_rank([] {
+    const bool caught = weft::root_exec([] {
+      auto f = weft::spawn([] {
+        (void)busy(3, 0);
+        throw std::runtime_error("spawned failed");
+        return 1;
+      });
+      try {
+        (void)f.get();
+      } catch (const std::exception& e) {
+        return std::string(e.what()).find("spawned failed") != std::string::npos;
+      }
+      return false;
+    });
+    EXPECT_TRUE(caught);
+  });
+}
+
+// Checkouts at task boundaries: the parent writes through a checkout and
+// forks; children (on any rank) read that and write their own part; after
+// the join the parent reads the children's writes. Several rounds with new
+// values, so a stale cached block (a missing acquire) or a write not yet
+// sent back (a missing release) shows. Run with --weft:cache=always.
+namespace {
+
+constexpr std::size_t part = 512;  // elements per leaf
+
+void leaf(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
+  auto src = weft::make_checkout(in, weft::checkout_mode::read);
+  auto dst = weft::make_checkout(out, weft::checkout_mode::write);
+  for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i] + round;
+  (void)busy(1, 0);
+}
+
+void split(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
+  if (in.size <= part) return leaf(in, out, round);
+  const std::size_t h = in.size / 2, rest = in.size - h;
+  weft::parallel_invoke([=] { split(in.subspan(0, h), out.subspan(0, h), round); },
+                        [=] { split(in.subspan(h, rest), out.subspan(h, rest), round); });
+}
+
+}  // namespace
+
+TEST(ForkJoin, CheckoutsAreCoherentAcrossForksAndJoins) {
+  on_every_rank([] {
+    constexpr std::size_t n = 16 * part;
+    // Both arrays live on the last rank: rank 0's root reaches them through
+    // the cache as well.
+    const int last = weft::nranks() - 1;
+    const weft::global_span<std::int64_t> a{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
+    const weft::global_span<std::int64_t> b{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
+    weft::reset_steal_statistics();
+    const long bad = weft::root_exec([a, b]() -> long {
+      long wrong = 0;
+      for (std::int64_t round = 1; round <= 4; ++round) {
+        {
+          auto w = weft::make_checkout(a, weft::checkout_mode::write);
+          for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::int64_t>(i) * round;
+        }
+        split(a, b, round);
+        auto r = weft::make_checkout(b, weft::checkout_mode::read);
+        for (std::size_t i = 0; i < n; ++i)
+          if (r[i] != static_cast<std::int64_t>(i) * round + round) ++wrong;
+      }
+      return wrong;
+    });
+    EXPECT_EQ(bad, 0);
+    if (weft::nranks() > 1) {
+      EXPECT_GT(stolen_everywhere(), 0u);
+    }
+    weft::barrier();
+  });
+}
