@@ -204,3 +204,5 @@ steal_statistics steal_stats();
 void reset_steal_statistics();
 
 }  // namespace weft
+
+#include "weft/forkjoin/patterns.hpp"  // parallel_for_each, transform_reduce, parallel_sort

@@ -215,3 +215,69 @@ TEST(ForkJoin, CheckoutsAreCoherentAcrossForksAndJoins) {
     weft::barrier();
   });
 }
+
+// ---- patterns -----------------------------------------------------------------------
+
+TEST(ForkJoinPatterns, ForEachIndexAndElements) {
+  on_every_rank([] {
+    constexpr std::size_t n = 10000;
+    auto v = weft::global_vector<std::int64_t>::distributed(n);  // spans every rank
+    for (std::size_t k = 0; k < v.local_part().size(); ++k)
+      v.local_part()[k] = static_cast<std::int64_t>(v.local_first() + k);
+    weft::cache_barrier();
+    const std::int64_t sum = weft::root_exec([v] {
+      const weft::fork_policy p{.cutoff = 300, .checkout_count = 128};
+      weft::parallel_for_each(p, v, [](std::int64_t& x) { x = 3 * x + 1; });
+      // Index form: element i read back through a one-element checkout.
+      weft::parallel_for_each(p, std::size_t{0}, n, [v](std::size_t i) {
+        auto one = weft::make_checkout(v[i], 1, weft::checkout_mode::read_write);
+        one[0] -= 1;
+      });
+      return weft::transform_reduce(p, v, std::int64_t{0}, std::plus<>(), [](const std::int64_t& x) { return x; });
+    });
+    EXPECT_EQ(sum, 3 * static_cast<std::int64_t>(n * (n - 1) / 2));
+    const long squares = weft::root_exec([] {
+      return weft::transform_reduce(weft::fork_policy{.cutoff = 7}, 0L, 1000L, 0L, std::plus<>(),
+                                    [](long i) { return i * i; });
+    });
+    EXPECT_EQ(squares, 999L * 1000 * 1999 / 6);
+    weft::barrier();
+  });
+}
+
+TEST(ForkJoinPatterns, ParallelSort) {
+  on_every_rank([] {
+    constexpr std::size_t n = 50000;
+    const int last = weft::nranks() - 1;
+    const weft::global_span<std::uint32_t> data{weft::allocate_symmetric<std::uint32_t>(n).on(last), n};
+    const weft::global_span<std::uint32_t> tmp{weft::allocate_symmetric<std::uint32_t>(n).on(0), n};
+    if (weft::rank() == last) {
+      std::uint64_t x = 12345;
+      for (std::size_t i = 0; i < n; ++i) {
+        x = x * 6364136223846793005ull + 1442695040888963407ull;
+        data.local()[i] = static_cast<std::uint32_t>(x >> 40);
+      }
+    }
+    weft::cache_barrier();
+    const std::uint64_t checksum_before = weft::root_exec([data] {
+      return weft::transform_reduce(weft::fork_policy{.cutoff = 4096, .checkout_count = 4096}, data,
+                                    std::uint64_t{0}, std::plus<>(), [](std::uint32_t x) { return std::uint64_t{x}; });
+    });
+    const long unsorted = weft::root_exec([data, tmp] {
+      weft::parallel_sort(weft::fork_policy{.cutoff = 1000}, data, tmp);
+      return weft::transform_reduce(weft::fork_policy{.cutoff = 4096}, std::size_t{1}, n, 0L, std::plus<>(),
+                                    [data](std::size_t i) {
+                                      auto two = weft::make_checkout(data.data + static_cast<std::ptrdiff_t>(i - 1), 2,
+                                                                     weft::checkout_mode::read);
+                                      return two[0] > two[1] ? 1L : 0L;
+                                    });
+    });
+    const std::uint64_t checksum_after = weft::root_exec([data] {
+      return weft::transform_reduce(weft::fork_policy{.cutoff = 4096, .checkout_count = 4096}, data,
+                                    std::uint64_t{0}, std::plus<>(), [](std::uint32_t x) { return std::uint64_t{x}; });
+    });
+    EXPECT_EQ(unsorted, 0);
+    EXPECT_EQ(checksum_before, checksum_after);
+    weft::barrier();
+  });
+}
