@@ -87,7 +87,9 @@ class steal_deque {
     if (top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire)) return false;
     if (!lock_.try_lock()) return false;  // another thief is at it: try elsewhere
     const std::int64_t t = top_.load(std::memory_order_relaxed);
-    top_.store(t + 1, std::memory_order_relaxed);
+    // Release: an owner that sees a later top reuses slots that earlier
+    // thieves copied before they unlocked (lock, then this store, order it).
+    top_.store(t + 1, std::memory_order_release);
     std::atomic_thread_fence(std::memory_order_seq_cst);
     if (t >= bottom_.load(std::memory_order_relaxed)) {
       top_.store(t, std::memory_order_relaxed);
