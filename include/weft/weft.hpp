@@ -5,6 +5,7 @@
 #include "weft/checkout.hpp"
 #include "weft/coll.hpp"
 #include "weft/errors.hpp"
+#include "weft/forkjoin.hpp"
 #include "weft/pgas.hpp"
 #include "weft/rma.hpp"
 #include "weft/runtime.hpp"
