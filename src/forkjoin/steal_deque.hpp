@@ -61,9 +61,10 @@ class steal_deque {
   bool pop(task_entry* out) noexcept {
     std::int64_t b = bottom_.load(std::memory_order_relaxed) - 1;
     if (b < top_.load(std::memory_order_relaxed)) return false;  // empty (thieves only shrink it)
-    bottom_.store(b, std::memory_order_relaxed);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (top_.load(std::memory_order_relaxed) > b) {
+    // Store then load, both seq_cst: a thief claiming this task either
+    // sees the lower bottom or is seen here (the pair with steal()).
+    bottom_.store(b, std::memory_order_seq_cst);
+    if (top_.load(std::memory_order_seq_cst) > b) {
       // A thief may have claimed it: settle under the lock.
       bottom_.store(b + 1, std::memory_order_relaxed);
       lock_.lock();
@@ -87,11 +88,13 @@ class steal_deque {
     if (top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire)) return false;
     if (!lock_.try_lock()) return false;  // another thief is at it: try elsewhere
     const std::int64_t t = top_.load(std::memory_order_relaxed);
-    // Release: an owner that sees a later top reuses slots that earlier
-    // thieves copied before they unlocked (lock, then this store, order it).
-    top_.store(t + 1, std::memory_order_release);
-    std::atomic_thread_fence(std::memory_order_seq_cst);
-    if (t >= bottom_.load(std::memory_order_relaxed)) {
+    // Claim, then look (the pair with pop()). It is also a release: an
+    // owner that sees a later top reuses slots that earlier thieves copied
+    // before they unlocked (the lock, then this store, order it).
+    top_.store(t + 1, std::memory_order_seq_cst);
+    // (seq_cst, so also an acquire: the slot may hold a task pushed after
+    // the look above.)
+    if (t >= bottom_.load(std::memory_order_seq_cst)) {
       top_.store(t, std::memory_order_relaxed);
       lock_.unlock();
       return false;
