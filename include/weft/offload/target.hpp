@@ -1,0 +1,393 @@
+// weft offload — target tasks (OpenMP's `target nowait` with map and depend).
+//
+//   void saxpy(float a, std::span<const float> x, std::span<float> y) {
+//     for (std::size_t i = 0; i < y.size(); ++i) y[i] += a * x[i];
+//   }
+//   auto f = weft::target(dev, saxpy, 2.0f, weft::map_to(x), weft::map_tofrom(y));
+//   f.get();                                   // y holds the result
+//
+// The kernel is a plain function or a stateless lambda, the same on every
+// rank (no registration). It runs on the device's rank and receives, in the
+// order of the arguments:
+//   map clause of T         -> std::span<T> of the device's copy
+//   weft::device_buffer<T>  -> std::span<T> of that device memory (the
+//                              buffer must live on the target device)
+//   future / shared_future  -> nothing: a dependency (depend); the kernel
+//                              starts once it is ready; its error fails the task
+//   anything else           -> the value (serialized like async_at's arguments)
+// A range present on the device (target_enter_data) is used in place: no
+// copy unless `.always()` is given. Other mapped ranges live on the device
+// for this task only. Host ranges must stay valid until the future is ready.
+//
+// On the device's rank the copies go through the device's transfer queue and
+// the kernel through its kernel queue, so a long kernel does not hold up
+// another task's copies. Errors (no such device, a buffer of another device,
+// a map overlapping a present range of another extent, a throwing kernel)
+// reach the returned future, naming the device and its rank.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <functional>
+#include <memory>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "weft/am.hpp"
+#include "weft/future.hpp"
+#include "weft/offload/device.hpp"
+#include "weft/offload/device_buffer.hpp"
+#include "weft/offload/kernel_ref.hpp"
+#include "weft/offload/map.hpp"
+#include "weft/when_all.hpp"
+
+namespace weft {
+
+namespace detail {
+
+// ---- the device's side (src/offload/device_scope.cpp) ------------------------
+
+/// One target task on its device's rank: resolves and checks addresses,
+/// holds the task's temporary allocations (freed on destruction) and runs
+/// the copies and the kernel on the device's queues.
+class device_scope {
+ public:
+  /// Throws unless `device` is a device of this rank.
+  explicit device_scope(int device);
+  ~device_scope();
+  device_scope(const device_scope&) = delete;
+  device_scope& operator=(const device_scope&) = delete;
+
+  /// [address, address + bytes) inside a live allocation of the device.
+  std::byte* resolve(std::uint64_t address, std::size_t bytes);
+  std::byte* allocate_temporary(std::size_t bytes);
+  void copy_in_later(std::byte* to, std::vector<std::byte>&& from);
+  void copy_out_later(const std::byte* from, std::size_t bytes);
+  /// Copies in on the transfer queue, then the kernel on the kernel queue
+  /// (its exception rethrown naming the device), then the copies out; the
+  /// bytes copied out, in the order of copy_out_later.
+  std::vector<std::vector<std::byte>> run(const std::function<void()>& kernel);
+
+ private:
+  struct pending;
+  int device_;
+  std::unique_ptr<pending> p_;
+};
+
+// ---- wire forms of the arguments ---------------------------------------------
+
+inline constexpr std::uint8_t wire_copy_out = 1;
+
+/// A mapped range on its way to the device: its address there (0: allocate
+/// for this task), the bytes to copy in (empty: none) and whether to copy out.
+template <class T>
+struct map_wire {
+  std::uint64_t address = 0;
+  std::uint64_t count = 0;
+  std::uint8_t flags = 0;
+  std::vector<std::byte> data;
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & address & count & flags & data;
+  }
+};
+
+template <class T> struct is_map_clause : std::false_type {};
+template <class T> struct is_map_clause<map_clause<T>> : std::true_type {};
+template <class T> struct is_device_buffer : std::false_type {};
+template <class T> struct is_device_buffer<device_buffer<T>> : std::true_type {};
+template <class T> struct is_map_wire : std::false_type {};
+template <class T> struct is_map_wire<map_wire<T>> : std::true_type {};
+template <class T> struct is_any_future : std::false_type {};
+template <class T> struct is_any_future<future<T>> : std::true_type {};
+template <class T> struct is_any_future<shared_future<T>> : std::true_type {};
+template <class T> struct is_plain_future : std::false_type {};
+template <class T> struct is_plain_future<future<T>> : std::true_type {};
+
+/// What the kernel receives for an argument that arrived as W.
+template <class W> struct kernel_arg { using type = W; };
+template <class T> struct kernel_arg<map_wire<T>> { using type = std::span<T>; };
+template <class T> struct kernel_arg<device_buffer<T>> { using type = std::span<T>; };
+template <class W> using kernel_arg_t = typename kernel_arg<W>::type;
+
+template <class W>
+kernel_arg_t<W> bind_on_device(device_scope& dev, W& w) {
+  if constexpr (is_map_wire<W>::value) {
+    using T = typename kernel_arg_t<W>::element_type;
+    const std::size_t bytes = w.count * sizeof(T);
+    std::byte* p = w.address == 0 ? dev.allocate_temporary(bytes) : dev.resolve(w.address, bytes);
+    if (!w.data.empty()) dev.copy_in_later(p, std::move(w.data));
+    if (w.flags & wire_copy_out) dev.copy_out_later(p, bytes);
+    return {reinterpret_cast<T*>(p), w.count};
+  } else if constexpr (is_device_buffer<W>::value) {
+    using T = typename kernel_arg_t<W>::element_type;
+    return {reinterpret_cast<T*>(dev.resolve(w.address, w.bytes())), w.count};
+  } else {
+    return std::move(w);
+  }
+}
+
+struct launch_header {
+  int device;
+  std::uint64_t kernel;
+};
+
+/// The remote call that runs a target task on the device's rank.
+template <class K, class... W>
+struct launch_on_device {
+  std::vector<std::vector<std::byte>> operator()(launch_header h, W... w) const {
+    device_scope dev(h.device);
+    // Braced: the arguments bind in order, so copies out keep their order.
+    std::tuple<kernel_arg_t<W>...> args{bind_on_device(dev, w)...};
+    const K kernel = decode_kernel<K>(h.kernel);
+    return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+  }
+};
+
+// ---- the caller's side ------------------------------------------------------------
+
+/// A map clause with its present-table entry (null: mapped for this task).
+template <class T>
+struct map_plan {
+  map_clause<T> clause;
+  present_ref entry;
+};
+
+template <class T>
+map_wire<T> wire_of(const map_plan<T>& p) {
+  map_wire<T> w;
+  w.count = p.clause.count;
+  const bool temporary = p.entry == nullptr;
+  if (!temporary) w.address = p.entry->address.load(std::memory_order_acquire);
+  if (p.clause.copies_in() && (temporary || p.clause.always_copy)) {
+    const auto* b = reinterpret_cast<const std::byte*>(p.clause.data);
+    w.data.assign(b, b + p.clause.bytes());
+  }
+  if (p.clause.copies_out() && (temporary || p.clause.always_copy)) w.flags |= wire_copy_out;
+  return w;
+}
+template <class P>
+const P& wire_of(const P& p) {
+  return p;
+}
+
+/// Collects a target task's dependencies and present-table references while
+/// its arguments are sorted; the first error wins.
+struct target_builder {
+  int device;
+  std::vector<shared_future<void>> deps;
+  std::vector<present_ref> entries;
+  std::exception_ptr error;
+
+  void fail(std::exception_ptr e) {
+    if (!error) error = std::move(e);
+  }
+  /// Checks that a device_buffer argument lives on the target device.
+  void check_buffer(int buffer_device);
+  /// Drops the references taken so far.
+  void release_entries() noexcept;
+
+  template <class T>
+  map_plan<T> plan(const map_clause<T>& c) {
+    map_plan<T> p{c, nullptr};
+    if (c.kind == map_kind::release || c.kind == map_kind::remove) {
+      fail(std::make_exception_ptr(std::invalid_argument("weft offload: map_release/map_delete belong to target_exit_data")));
+      return p;
+    }
+    try {
+      p.entry = present_acquire(device, c.data, c.bytes());
+    } catch (...) {
+      fail(std::current_exception());
+    }
+    if (p.entry) {
+      entries.push_back(p.entry);
+      deps.push_back(p.entry->ready);
+    }
+    return p;
+  }
+
+  template <class A>
+  auto sort(A&& a) {
+    using D = std::decay_t<A>;
+    if constexpr (is_any_future<D>::value) {
+      static_assert(!std::is_lvalue_reference_v<A> || !is_plain_future<D>::value,
+                    "weft::target: pass a future as std::move(f) (or pass a shared_future)");
+      deps.push_back(to_void(std::forward<A>(a)));
+      return std::tuple<>{};
+    } else if constexpr (is_map_clause<D>::value) {
+      return std::tuple{plan(a)};
+    } else if constexpr (is_device_buffer<D>::value) {
+      check_buffer(a.device_id);
+      return std::tuple<D>{a};
+    } else {
+      return std::tuple<D>{std::forward<A>(a)};
+    }
+  }
+
+ private:
+  template <class F>
+  static shared_future<void> to_void(F&& f) {
+    using D = std::decay_t<F>;
+    if constexpr (std::is_same_v<D, future<void>>) return std::move(f).share();
+    else if constexpr (std::is_same_v<D, shared_future<void>>) return f;
+    else return f.then([](auto g) { g.get(); }).share();
+  }
+};
+
+/// Copies a reply's bytes back into the host ranges that asked for them.
+template <class T>
+void copy_back(const map_plan<T>& p, const std::vector<std::vector<std::byte>>& outs, std::size_t& next) {
+  if (!(p.clause.copies_out() && (p.entry == nullptr || p.clause.always_copy))) return;
+  const auto& b = outs.at(next++);
+  if (b.size() != p.clause.bytes()) throw protocol_error("weft offload: copied-out size mismatch");
+  if (!b.empty()) std::memcpy(p.clause.data, b.data(), b.size());
+}
+template <class P>
+void copy_back(const P&, const std::vector<std::vector<std::byte>>&, std::size_t&) {}
+
+/// One target task in flight on the caller's side.
+template <class K, class Plans>
+struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
+  target_op(device d, std::uint64_t code, Plans&& p, std::vector<present_ref>&& e)
+      : dev(d), kernel(code), plans(std::move(p)), entries(std::move(e)) {}
+  device dev;
+  std::uint64_t kernel;
+  Plans plans;
+  std::vector<present_ref> entries;
+  promise<void> done;
+
+  void launch() {
+    try {
+      auto replies = std::apply(
+          [&](const auto&... p) {
+            return async_at(dev.rank(), launch_on_device<K, std::decay_t<decltype(wire_of(p))>...>{},
+                            launch_header{dev.id(), kernel}, wire_of(p)...);
+          },
+          plans);
+      replies.then([self = this->shared_from_this()](future<std::vector<std::vector<std::byte>>> r) {
+        self->finish(std::move(r));
+      });
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+  void finish(future<std::vector<std::vector<std::byte>>>&& r) {
+    try {
+      const auto outs = r.get();
+      std::size_t next = 0;
+      std::apply([&](const auto&... p) { (copy_back(p, outs, next), ...); }, plans);
+      release();
+      done.set_value();
+    } catch (...) {
+      fail(std::current_exception());
+    }
+  }
+  void fail(std::exception_ptr e) {
+    release();
+    done.set_exception(std::move(e));
+  }
+  void release() noexcept {
+    for (auto& e : entries) present_release(e);
+    entries.clear();
+  }
+};
+
+/// Runs `op` once every dependency is ready (at once when there are none);
+/// a failed dependency fails the task.
+template <class Op>
+void launch_after(std::shared_ptr<Op> op, std::vector<shared_future<void>>&& deps) {
+  if (deps.empty()) {
+    op->launch();
+    return;
+  }
+  when_all(std::move(deps)).then([op](future<std::vector<shared_future<void>>> all) {
+    auto v = all.get();
+    for (auto& f : v) {
+      try {
+        f.get();
+      } catch (...) {
+        op->fail(std::current_exception());
+        return;
+      }
+    }
+    op->launch();
+  });
+}
+
+std::exception_ptr device_error(int device);
+
+}  // namespace detail
+
+/// Runs `kernel(args...)` on device `d` as a target task; see above.
+template <class K, class... A>
+future<void> target(const device& d, K&& kernel, A&&... args) {
+  using Kd = std::decay_t<K>;
+  static_assert(detail::kernel_callable_ok_v<Kd>,
+                "weft::target: the kernel must be a plain function or a stateless lambda (no captures); "
+                "pass state as arguments");
+  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
+  std::uint64_t code = 0;
+  try {
+    code = detail::encode_kernel<Kd>(kernel);
+  } catch (...) {
+    return make_exceptional_future<void>(std::current_exception());
+  }
+  detail::target_builder b{d.id(), {}, {}, nullptr};
+  auto plans = std::tuple_cat(b.sort(std::forward<A>(args))...);
+  if (b.error) {
+    b.release_entries();
+    return make_exceptional_future<void>(b.error);
+  }
+  using Op = detail::target_op<Kd, decltype(plans)>;
+  auto op = std::make_shared<Op>(d, code, std::move(plans), std::move(b.entries));
+  auto result = op->done.get_future();
+  detail::launch_after(std::move(op), std::move(b.deps));
+  return result;
+}
+
+/// OpenMP's `target enter data`: makes each range present on `d` (map_to
+/// copies it there, map_alloc does not); a present range gains a reference
+/// and is copied only with `.always()`.
+template <class... T>
+future<void> target_enter_data(const device& d, const map_clause<T>&... maps) {
+  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
+  std::vector<future<void>> all;
+  (all.push_back(detail::enter_range(d.id(), maps.data, maps.bytes(), maps.kind, maps.always_copy)), ...);
+  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
+    for (auto& x : f.get()) x.get();
+  });
+}
+
+/// OpenMP's `target exit data`: drops a reference to each range (map_delete:
+/// all of them); at zero, map_from copies the range back and the device
+/// memory is freed. `.always()` copies back in any case.
+template <class... T>
+future<void> target_exit_data(const device& d, const map_clause<T>&... maps) {
+  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
+  std::vector<future<void>> all;
+  (all.push_back(detail::exit_range(d.id(), maps.data, maps.bytes(), maps.kind, maps.always_copy)), ...);
+  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
+    for (auto& x : f.get()) x.get();
+  });
+}
+
+/// OpenMP's `target update`: map_to(x) copies the present range host ->
+/// device, map_from(x) device -> host; a range that is not present is
+/// skipped (as OpenMP does).
+template <class... T>
+future<void> target_update(const device& d, const map_clause<T>&... maps) {
+  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
+  std::vector<future<void>> all;
+  (all.push_back(detail::update_range(d.id(), maps.data, maps.bytes(), maps.kind)), ...);
+  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
+    for (auto& x : f.get()) x.get();
+  });
+}
+
+}  // namespace weft

@@ -1,0 +1,196 @@
+// Target tasks: kernels on every device of every rank, map clauses,
+// dependencies, device_buffer chains, and errors reported to the future.
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "spmd_main.hpp"
+#include "weft/offload.hpp"
+#include "weft/this_task.hpp"
+
+namespace {
+
+using weft::test::on_every_rank;
+
+void saxpy(float a, std::span<const float> x, std::span<float> y) {
+  for (std::size_t i = 0; i < y.size(); ++i) y[i] += a * x[i];
+}
+
+void fill_rank(std::span<int> out, int value) {
+  for (auto& v : out) v = value * 1000 + weft::rank();
+}
+
+TEST(OffloadTarget, SaxpyOnEveryDevice) {
+  on_every_rank([] {
+    for (const weft::device& d : weft::devices()) {
+      std::vector<float> x(257), y(257, 1.0f);
+      std::iota(x.begin(), x.end(), 0.0f);
+      weft::target(d, saxpy, 2.0f, weft::map_to(x), weft::map_tofrom(y)).get();
+      for (std::size_t i = 0; i < y.size(); ++i) ASSERT_EQ(y[i], 1.0f + 2.0f * static_cast<float>(i));
+    }
+  });
+}
+
+TEST(OffloadTarget, KernelRunsOnTheDevicesRank) {
+  on_every_rank([] {
+    for (const weft::device& d : weft::devices()) {
+      std::vector<int> out(3, -1);
+      weft::target(d, fill_rank, weft::map_from(out), 7).get();
+      for (int v : out) EXPECT_EQ(v, 7000 + d.rank());
+    }
+  });
+}
+
+TEST(OffloadTarget, StatelessLambdaKernelsAndManyInFlight) {
+  on_every_rank([] {
+    const auto all = weft::devices();
+    std::vector<std::vector<long>> outs(64, std::vector<long>(4));
+    std::vector<weft::future<void>> fs;
+    for (std::size_t i = 0; i < outs.size(); ++i)
+      fs.push_back(weft::target(
+          all[i % all.size()], [](std::span<long> o, long k) { for (auto& v : o) v = k * k; },
+          weft::map_from(outs[i]), static_cast<long>(i)));
+    for (auto& f : fs) f.get();
+    for (std::size_t i = 0; i < outs.size(); ++i) EXPECT_EQ(outs[i][3], static_cast<long>(i * i));
+  });
+}
+
+TEST(OffloadTarget, ChainOnARemoteDeviceMovesNoHostData) {
+  on_every_rank([] {
+    const weft::device d = weft::devices_of((weft::rank() + 1) % weft::nranks()).back();
+    auto buf = weft::allocate<long>(d, 16).get();
+    auto init = [](std::span<long> b) { for (std::size_t i = 0; i < b.size(); ++i) b[i] = static_cast<long>(i); };
+    auto step = [](std::span<long> b, long k) { for (auto& v : b) v = v * 2 + k; };
+    weft::future<void> last = weft::target(d, init, buf);
+    for (long k = 1; k <= 10; ++k) last = weft::target(d, step, buf, k, std::move(last));
+    last.get();
+    std::vector<long> host(16);
+    weft::copy(std::span<long>(host), buf, 0).get();
+    for (std::size_t i = 0; i < host.size(); ++i) {
+      long v = static_cast<long>(i);
+      for (long k = 1; k <= 10; ++k) v = v * 2 + k;
+      EXPECT_EQ(host[i], v);
+    }
+    weft::deallocate(buf).get();
+  });
+}
+
+TEST(OffloadTarget, ConsumerOnAnotherDeviceGetsTheOutputDeviceToDevice) {
+  on_every_rank([] {
+    const auto all = weft::devices();
+    const weft::device a = all[static_cast<std::size_t>(weft::rank()) % all.size()];
+    const weft::device b = all[(static_cast<std::size_t>(weft::rank()) + 1) % all.size()];
+    auto out = weft::allocate<int>(a, 8).get();
+    auto in = weft::allocate<int>(b, 8).get();
+    auto produced = weft::target(a, [](std::span<int> o) { std::iota(o.begin(), o.end(), 40); }, out);
+    auto moved = produced.then([out, in](weft::future<void> f) {
+      f.get();
+      weft::copy(in, 0, out, 0, 8).get();
+    });
+    std::vector<int> sums(1);
+    weft::target(b, [](std::span<const int> i, std::span<int> s) { s[0] = std::accumulate(i.begin(), i.end(), 0); },
+                 in, weft::map_from(sums), std::move(moved))
+        .get();
+    EXPECT_EQ(sums[0], 40 + 41 + 42 + 43 + 44 + 45 + 46 + 47);
+    weft::deallocate(out).get();
+    weft::deallocate(in).get();
+  });
+}
+
+TEST(OffloadTarget, SharedFutureDependenciesOrderTasks) {
+  on_every_rank([] {
+    const weft::device d = weft::devices().back();
+    auto buf = weft::allocate<int>(d, 1).get();
+    weft::shared_future<void> first = weft::target(d, [](std::span<int> b) { b[0] = 5; }, buf).share();
+    auto second = weft::target(d, [](std::span<int> b) { b[0] *= 3; }, buf, first);
+    second.get();
+    std::vector<int> host(1);
+    weft::copy(std::span<int>(host), buf, 0).get();
+    EXPECT_EQ(host[0], 15);
+    weft::deallocate(buf).get();
+  });
+}
+
+TEST(OffloadErrors, UnknownDevice) {
+  on_every_rank([] {
+    std::vector<int> x(4);
+    try {
+      weft::target(weft::device_at(-3), fill_rank, weft::map_from(x), 1).get();
+      ADD_FAILURE() << "target on device -3 succeeded";
+    } catch (const std::out_of_range& e) {
+      EXPECT_NE(std::string(e.what()).find("no device -3"), std::string::npos) << e.what();
+    }
+  });
+}
+
+TEST(OffloadErrors, ThrowingKernelNamesDeviceAndRank) {
+  on_every_rank([] {
+    const weft::device d = weft::devices().back();
+    try {
+      weft::target(d, [](int k) { if (k > 0) throw std::runtime_error("bad input"); }, 1).get();
+      ADD_FAILURE() << "throwing kernel succeeded";
+    } catch (const std::exception& e) {
+      const std::string want = "kernel failed on device " + std::to_string(d.id()) + " (cpu, rank " +
+                               std::to_string(d.rank()) + "): bad input";
+      EXPECT_NE(std::string(e.what()).find(want), std::string::npos) << e.what();
+    }
+    // The device keeps working.
+    std::vector<int> out(1);
+    weft::target(d, fill_rank, weft::map_from(out), 2).get();
+    EXPECT_EQ(out[0], 2000 + d.rank());
+  });
+}
+
+TEST(OffloadErrors, FailedDependencyFailsTheTask) {
+  on_every_rank([] {
+    const weft::device d = weft::devices().front();
+    auto bad = weft::target(d, [] { throw std::runtime_error("first fails"); });
+    std::vector<int> out(1, -1);
+    try {
+      weft::target(d, fill_rank, weft::map_from(out), 3, std::move(bad)).get();
+      ADD_FAILURE() << "task after a failed dependency succeeded";
+    } catch (const std::exception& e) {
+      EXPECT_NE(std::string(e.what()).find("first fails"), std::string::npos) << e.what();
+    }
+    EXPECT_EQ(out[0], -1);
+  });
+}
+
+TEST(OffloadErrors, BufferOfAnotherDevice) {
+  on_every_rank([] {
+    if (weft::num_devices() < 2) GTEST_SKIP() << "one device";
+    const auto all = weft::devices();
+    auto buf = weft::allocate<int>(all[0], 4).get();
+    try {
+      weft::target(all[1], [](std::span<int>) {}, buf).get();
+      ADD_FAILURE() << "buffer of device 0 used on device 1";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("device_buffer of device 0"), std::string::npos) << e.what();
+    }
+    weft::deallocate(buf).get();
+  });
+}
+
+TEST(OffloadQueues, LongKernelDoesNotBlockTransfers) {
+  on_every_rank([] {
+    // The kernel waits until a host -> device copy to the same device has
+    // landed: were copies queued behind kernels, it would wait forever.
+    const weft::device d = weft::devices_of(weft::rank()).front();
+    auto flag = weft::allocate<int>(d, 1).get();
+    const std::vector<int> zero(1, 0), one(1, 1);
+    weft::copy(flag, 0, std::span<const int>(zero)).get();
+    auto waiting = weft::target(d, [](std::span<int> f) {
+      while (std::atomic_ref<int>(f[0]).load(std::memory_order_acquire) == 0) weft::this_task::yield();
+    }, flag);
+    weft::copy(flag, 0, std::span<const int>(one)).get();
+    waiting.get();
+    weft::deallocate(flag).get();
+  });
+}
+
+}  // namespace
