@@ -13,7 +13,8 @@
 //   weft::device_buffer<T>  -> std::span<T> of that device memory (the
 //                              buffer must live on the target device)
 //   future / shared_future  -> nothing: a dependency (depend); the kernel
-//                              starts once it is ready; its error fails the task
+//   std::vector<shared_future<void>>   starts once it is ready; its error
+//                              fails the task
 //   anything else           -> the value (serialized like async_at's arguments)
 // A range present on the device (target_enter_data) is used in place: no
 // copy unless `.always()` is given. Other mapped ranges live on the device
@@ -107,6 +108,8 @@ template <class T> struct is_map_wire<map_wire<T>> : std::true_type {};
 template <class T> struct is_any_future : std::false_type {};
 template <class T> struct is_any_future<future<T>> : std::true_type {};
 template <class T> struct is_any_future<shared_future<T>> : std::true_type {};
+template <class T> struct is_future_list : std::false_type {};
+template <> struct is_future_list<std::vector<shared_future<void>>> : std::true_type {};
 template <class T> struct is_plain_future : std::false_type {};
 template <class T> struct is_plain_future<future<T>> : std::true_type {};
 
@@ -219,6 +222,9 @@ struct target_builder {
       static_assert(!std::is_lvalue_reference_v<A> || !is_plain_future<D>::value,
                     "weft::target: pass a future as std::move(f) (or pass a shared_future)");
       deps.push_back(to_void(std::forward<A>(a)));
+      return std::tuple<>{};
+    } else if constexpr (is_future_list<D>::value) {
+      deps.insert(deps.end(), a.begin(), a.end());
       return std::tuple<>{};
     } else if constexpr (is_map_clause<D>::value) {
       return std::tuple{plan(a)};
