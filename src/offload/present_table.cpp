@@ -150,7 +150,7 @@ future<void> exit_range(int device, void* host, std::size_t bytes, map_kind kind
   }
 }
 
-future<void> update_range(int device, void* host, std::size_t bytes, map_kind kind) {
+future<void> update_range(int device, void* host, std::size_t bytes, map_kind kind, bool) {
   try {
     const auto* h = static_cast<const std::byte*>(host);
     present_tables& pt = tables();

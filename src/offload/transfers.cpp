@@ -58,13 +58,6 @@ void push_here(int dst_device, std::uint64_t dst, int src_device, std::uint64_t 
   for (auto& f : sent) f.get();
 }
 
-future<void> join(std::vector<future<void>>&& parts) {
-  if (parts.size() == 1) return std::move(parts.front());
-  return when_all(std::move(parts)).then([](future<std::vector<future<void>>> all) {
-    for (auto& f : all.get()) f.get();
-  });
-}
-
 template <class F>
 future<void> checked(int device, F&& start) {
   try {
@@ -101,7 +94,7 @@ future<void> device_write(int device, std::uint64_t address, const void* from, s
                                std::vector<std::byte>(b + off, b + off + n)));
       off += n;
     } while (off < bytes);
-    return join(std::move(parts));
+    return join_all(std::move(parts));
   });
 }
 
@@ -120,7 +113,7 @@ future<void> device_read(int device, std::uint64_t address, void* to, std::size_
                           }));
       off += n;
     } while (off < bytes);
-    return join(std::move(parts));
+    return join_all(std::move(parts));
   });
 }
 
@@ -128,6 +121,13 @@ future<void> device_copy(int dst_device, std::uint64_t dst, int src_device, std:
   return checked(dst_device, [&] {
     check_device(src_device);
     return async_at(device_at(src_device).rank(), &push_here, dst_device, dst, src_device, src, bytes);
+  });
+}
+
+future<void> join_all(std::vector<future<void>>&& parts) {
+  if (parts.size() == 1) return std::move(parts.front());
+  return when_all(std::move(parts)).then([](future<std::vector<future<void>>> all) {
+    for (auto& f : all.get()) f.get();
   });
 }
 

@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 #include "weft/future.hpp"
 #include "weft/offload/device.hpp"
@@ -56,6 +57,9 @@ future<void> device_write(int device, std::uint64_t address, const void* from, s
 /// `to` must stay valid until the future is ready.
 future<void> device_read(int device, std::uint64_t address, void* to, std::size_t bytes);
 future<void> device_copy(int dst_device, std::uint64_t dst, int src_device, std::uint64_t src, std::size_t bytes);
+
+/// One future for all of `parts` (the first error, after all are done).
+future<void> join_all(std::vector<future<void>>&& parts);
 
 /// The exceptional future of a range outside a buffer.
 future<void> out_of_range_future(const char* what, int device, std::size_t offset, std::size_t n,

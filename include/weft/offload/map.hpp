@@ -105,7 +105,8 @@ void present_release(const present_ref& e);
 /// updated; the copies finish with the future).
 future<void> enter_range(int device, void* host, std::size_t bytes, map_kind kind, bool always);
 future<void> exit_range(int device, void* host, std::size_t bytes, map_kind kind, bool always);
-future<void> update_range(int device, void* host, std::size_t bytes, map_kind kind);
+/// (`always` is ignored: an update always copies.)
+future<void> update_range(int device, void* host, std::size_t bytes, map_kind kind, bool always);
 
 }  // namespace detail
 }  // namespace weft

@@ -357,17 +357,23 @@ future<void> target(const device& d, K&& kernel, A&&... args) {
   return result;
 }
 
+namespace detail {
+/// Applies a data directive to every range; one future for all.
+template <class Directive, class... T>
+future<void> each_range(const device& d, Directive directive, const map_clause<T>&... maps) {
+  if (auto e = device_error(d.id())) return make_exceptional_future<void>(e);
+  std::vector<future<void>> all;
+  (all.push_back(directive(d.id(), maps.data, maps.bytes(), maps.kind, maps.always_copy)), ...);
+  return join_all(std::move(all));
+}
+}  // namespace detail
+
 /// OpenMP's `target enter data`: makes each range present on `d` (map_to
 /// copies it there, map_alloc does not); a present range gains a reference
 /// and is copied only with `.always()`.
 template <class... T>
 future<void> target_enter_data(const device& d, const map_clause<T>&... maps) {
-  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
-  std::vector<future<void>> all;
-  (all.push_back(detail::enter_range(d.id(), maps.data, maps.bytes(), maps.kind, maps.always_copy)), ...);
-  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
-    for (auto& x : f.get()) x.get();
-  });
+  return detail::each_range(d, &detail::enter_range, maps...);
 }
 
 /// OpenMP's `target exit data`: drops a reference to each range (map_delete:
@@ -375,12 +381,7 @@ future<void> target_enter_data(const device& d, const map_clause<T>&... maps) {
 /// memory is freed. `.always()` copies back in any case.
 template <class... T>
 future<void> target_exit_data(const device& d, const map_clause<T>&... maps) {
-  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
-  std::vector<future<void>> all;
-  (all.push_back(detail::exit_range(d.id(), maps.data, maps.bytes(), maps.kind, maps.always_copy)), ...);
-  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
-    for (auto& x : f.get()) x.get();
-  });
+  return detail::each_range(d, &detail::exit_range, maps...);
 }
 
 /// OpenMP's `target update`: map_to(x) copies the present range host ->
@@ -388,12 +389,7 @@ future<void> target_exit_data(const device& d, const map_clause<T>&... maps) {
 /// skipped (as OpenMP does).
 template <class... T>
 future<void> target_update(const device& d, const map_clause<T>&... maps) {
-  if (auto e = detail::device_error(d.id())) return make_exceptional_future<void>(e);
-  std::vector<future<void>> all;
-  (all.push_back(detail::update_range(d.id(), maps.data, maps.bytes(), maps.kind)), ...);
-  return when_all(std::move(all)).then([](future<std::vector<future<void>>> f) {
-    for (auto& x : f.get()) x.get();
-  });
+  return detail::each_range(d, &detail::update_range, maps...);
 }
 
 }  // namespace weft
