@@ -20,6 +20,13 @@ struct device_scope::pending {
     const std::byte* from;
     std::size_t bytes;
   };
+  struct fetch {
+    std::byte* to;
+    int device;
+    std::uint64_t address;
+    std::size_t bytes;
+  };
+  std::vector<fetch> fetches;
   std::vector<copy_in> ins;
   std::vector<copy_out> outs;
 };
@@ -40,6 +47,12 @@ std::byte* device_scope::allocate_temporary(std::size_t bytes) {
   return reinterpret_cast<std::byte*>(a);
 }
 
+std::byte* device_scope::fetch_later(int device, std::uint64_t address, std::size_t bytes) {
+  std::byte* to = allocate_temporary(bytes);
+  p_->fetches.push_back({to, device, address, bytes});
+  return to;
+}
+
 void device_scope::copy_in_later(std::byte* to, std::vector<std::byte>&& from) {
   p_->ins.push_back({to, std::move(from)});
 }
@@ -48,6 +61,10 @@ void device_scope::copy_out_later(const std::byte* from, std::size_t bytes) { p_
 
 std::vector<std::vector<std::byte>> device_scope::run(const std::function<void()>& kernel) {
   cpu_device& d = *p_->dev;
+  // Fetches come from the other devices' ranks into this task's own
+  // temporaries: they run alongside the copies in.
+  std::vector<future<void>> fetched;
+  for (const auto& f : p_->fetches) fetched.push_back(device_read(f.device, f.address, f.to, f.bytes));
   if (!p_->ins.empty()) {
     d.transfers
         .submit([this] {
@@ -55,6 +72,7 @@ std::vector<std::vector<std::byte>> device_scope::run(const std::function<void()
         })
         .get();
   }
+  if (!fetched.empty()) join_all(std::move(fetched)).get();
   d.kernels
       .submit([&kernel, &d] {
         try {

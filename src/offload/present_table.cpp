@@ -68,10 +68,11 @@ void present_release(const present_ref& e) {
 }
 
 void target_builder::check_buffer(int buffer_device) {
-  if (buffer_device != device)
+  if (!device_at(buffer_device).valid())
     fail(std::make_exception_ptr(std::invalid_argument("weft offload: a device_buffer of " +
                                                        describe_device(buffer_device) +
-                                                       " passed to a target task on " + describe_device(device))));
+                                                       ", which does not exist, passed to a target task on " +
+                                                       describe_device(device))));
 }
 
 void target_builder::release_entries() noexcept {

@@ -1,15 +1,14 @@
 // offload: rank 0 builds every graph as weft target tasks spread over all
 // devices of all ranks (blocks of points per device). Each task's output
-// stays in its device's arena; a consumer on another device gets it by a
-// device-to-device copy into a staging slot of its own device, straight
-// from the producer's rank; a consumer on the same device reads it in place.
-// The other ranks only own devices: their workers run the kernels and the
-// copies.
+// stays in its device's arena; a task's inputs are handles to its
+// producers' output slots: read in place on the same device, fetched by the
+// consumer's rank straight from the producer's rank otherwise (rank 0 only
+// sends the launch). The other ranks only own devices: their workers run
+// the kernels and the copies.
 //
 // Arena of a device (one allocation): for each of its points, an output slot
-// per timestep, a staging slot per timestep and input, and the point's
-// scratch. Every slot is written once per run, so no task waits for another
-// to be done reading.
+// per timestep and the point's scratch. Every slot is written once per run,
+// so no task waits for another to be done reading.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
@@ -47,22 +46,20 @@ const taskbench::app& wait_for_app() {
 struct point_task {
   long graph = 0, t = 0, x = 0;
   std::uint64_t output = 0, scratch = 0;
-  std::vector<std::uint64_t> inputs;  // arena offsets, in for_each_input order
-  template <class Ar>
-  void serialize(Ar& ar) {
-    ar & graph & t & x & output & scratch & inputs;
-  }
+  long corrupt_input = -1;  // -weft-inject-corruption: flip a byte of this input
 };
 
-void run_point(std::span<char> arena, const point_task& task) {
+/// `inputs`: the producers' outputs, in for_each_input order.
+void run_point(std::span<char> arena, std::vector<std::span<char>> inputs, const point_task& task) {
   const taskbench::task_graph& g = wait_for_app().graphs[static_cast<std::size_t>(task.graph)];
   const std::size_t ob = g.output_bytes_per_task;
-  std::vector<const char*> inputs;
-  inputs.reserve(task.inputs.size());
-  for (std::uint64_t off : task.inputs) inputs.push_back(arena.data() + off);
+  if (task.corrupt_input >= 0) inputs[static_cast<std::size_t>(task.corrupt_input)].back() ^= 0x10;  // a fetched copy
+  std::vector<const char*> ptrs;
+  ptrs.reserve(inputs.size());
+  for (const auto& in : inputs) ptrs.push_back(in.data());
   const std::vector<std::size_t> sizes(inputs.size(), ob);
   const std::size_t sb = g.scratch_bytes_per_task;
-  g.execute_point(task.t, task.x, arena.data() + task.output, ob, inputs.data(), sizes.data(), inputs.size(),
+  g.execute_point(task.t, task.x, arena.data() + task.output, ob, ptrs.data(), sizes.data(), ptrs.size(),
                   sb == 0 ? nullptr : arena.data() + task.scratch, sb);
 }
 
@@ -70,39 +67,28 @@ void fill_scratch(std::span<char> arena, std::uint64_t at, std::uint64_t bytes) 
   taskbench::task_graph::prepare_scratch(arena.data() + at, bytes);
 }
 
-/// -weft-inject-corruption: flips a byte of an output that arrived from the
-/// last rank (the consumer must notice).
-void flip_byte(std::span<char> arena, std::uint64_t at) { arena[at] ^= 0x10; }
-
 std::uint64_t round_up(std::uint64_t n) { return (n + 63) / 64 * 64; }
 
 /// Where everything of one graph lives.
 struct layout {
   layout(const taskbench::task_graph& g, int ndev) : sizes(static_cast<std::size_t>(ndev), 0) {
     stride = round_up(std::max<std::size_t>(g.output_bytes_per_task, 1));
-    for (long t = 0; t < g.steps; ++t)
-      for (long x = g.offset_at(t); x < g.offset_at(t) + g.width_at(t); ++x)
-        max_inputs = std::max<std::uint64_t>(max_inputs, g.num_inputs(t, x));
     const auto w = static_cast<std::size_t>(g.max_width);
-    device.resize(w), output.resize(w), staging.resize(w), scratch.resize(w);
+    device.resize(w), output.resize(w), scratch.resize(w);
     for (long x = 0; x < g.max_width; ++x) {
       const auto i = static_cast<std::size_t>(x);
       device[i] = static_cast<int>(x * ndev / g.max_width);
       std::uint64_t& size = sizes[static_cast<std::size_t>(device[i])];
       output[i] = size, size += stride * static_cast<std::uint64_t>(g.steps);
-      staging[i] = size, size += stride * static_cast<std::uint64_t>(g.steps) * max_inputs;
       scratch[i] = size, size += round_up(g.scratch_bytes_per_task);
     }
   }
   std::uint64_t out(long t, long x) const { return output[static_cast<std::size_t>(x)] + stride * static_cast<std::uint64_t>(t); }
-  std::uint64_t stage(long t, long x, std::size_t i) const {
-    return staging[static_cast<std::size_t>(x)] + stride * (static_cast<std::uint64_t>(t) * max_inputs + i);
-  }
   int dev(long x) const { return device[static_cast<std::size_t>(x)]; }
 
-  std::uint64_t stride = 64, max_inputs = 0;
+  std::uint64_t stride = 64;
   std::vector<int> device;
-  std::vector<std::uint64_t> output, staging, scratch, sizes;
+  std::vector<std::uint64_t> output, scratch, sizes;
 };
 
 /// Steps whose tasks may be in flight before the builder waits for the
@@ -130,33 +116,19 @@ void run_graph(const taskbench::task_graph& g, long index, const std::vector<wef
     before.swap(done);
     std::vector<weft::shared_future<void>> step;
     for (long x = g.offset_at(t); x < g.offset_at(t) + g.width_at(t); ++x) {
-      point_task task{index, t, x, lay.out(t, x), lay.scratch[static_cast<std::size_t>(x)], {}};
+      point_task task{index, t, x, lay.out(t, x), lay.scratch[static_cast<std::size_t>(x)], -1};
+      std::vector<weft::device_buffer<char>> inputs;
       std::vector<weft::shared_future<void>> deps;
       // Tasks of one point share its scratch: one at a time.
       if (sb != 0 && before[static_cast<std::size_t>(x)].valid()) deps.push_back(before[static_cast<std::size_t>(x)]);
-      std::size_t i = 0;
       g.for_each_input(t, x, [&](long p) {
-        const weft::shared_future<void>& produced = before[static_cast<std::size_t>(p)];
-        if (lay.dev(p) == lay.dev(x)) {
-          task.inputs.push_back(lay.out(t - 1, p));
-          deps.push_back(produced);
-        } else {
-          const std::uint64_t slot = lay.stage(t, x, i);
-          task.inputs.push_back(slot);
-          const bool corrupt = inject_corruption && t == 2 && device_of(p).rank() == weft::nranks() - 1 &&
-                               device_of(x).rank() != device_of(p).rank() && !corrupted.exchange(true);
-          deps.push_back(produced
-                             .then([to = arena_of(x), from = arena_of(p), slot, src = lay.out(t - 1, p),
-                                    n = g.output_bytes_per_task, corrupt, dev = device_of(x)](weft::shared_future<void> f) {
-                               f.get();
-                               weft::copy(to, slot, from, src, n).get();
-                               if (corrupt) weft::target(dev, flip_byte, to, slot + n - 1).get();
-                             })
-                             .share());
-        }
-        ++i;
+        inputs.push_back(arena_of(p).subspan(lay.out(t - 1, p), g.output_bytes_per_task));
+        deps.push_back(before[static_cast<std::size_t>(p)]);
+        if (inject_corruption && t == 2 && device_of(p).rank() == weft::nranks() - 1 &&
+            device_of(x).rank() != device_of(p).rank() && !corrupted.exchange(true))
+          task.corrupt_input = static_cast<long>(inputs.size()) - 1;
       });
-      auto f = weft::target(device_of(x), run_point, arena_of(x), std::move(task), std::move(deps)).share();
+      auto f = weft::target(device_of(x), run_point, arena_of(x), std::move(inputs), task, std::move(deps)).share();
       done[static_cast<std::size_t>(x)] = f;
       step.push_back(std::move(f));
     }

@@ -161,18 +161,43 @@ TEST(OffloadErrors, FailedDependencyFailsTheTask) {
   });
 }
 
-TEST(OffloadErrors, BufferOfAnotherDevice) {
+TEST(OffloadErrors, BufferOfNoDevice) {
   on_every_rank([] {
-    if (weft::num_devices() < 2) GTEST_SKIP() << "one device";
-    const auto all = weft::devices();
-    auto buf = weft::allocate<int>(all[0], 4).get();
+    weft::device_buffer<int> nowhere{999, 64, 4};
     try {
-      weft::target(all[1], [](std::span<int>) {}, buf).get();
-      ADD_FAILURE() << "buffer of device 0 used on device 1";
+      weft::target(weft::devices().front(), [](std::span<int>) {}, nowhere).get();
+      ADD_FAILURE() << "buffer of device 999 accepted";
     } catch (const std::invalid_argument& e) {
-      EXPECT_NE(std::string(e.what()).find("device_buffer of device 0"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("device_buffer of device 999, which does not exist"), std::string::npos)
+          << e.what();
     }
-    weft::deallocate(buf).get();
+  });
+}
+
+TEST(OffloadTarget, BuffersOfOtherDevicesArriveAsCopies) {
+  on_every_rank([] {
+    // Inputs on every device, summed by a kernel on the next rank's device:
+    // each one is fetched by that device's rank from the input's rank.
+    const auto all = weft::devices();
+    std::vector<weft::device_buffer<int>> inputs;
+    for (const weft::device& d : all) {
+      auto b = weft::allocate<int>(d, 5).get();
+      weft::target(d, [](std::span<int> o, int k) { for (auto& v : o) v = k; }, b, d.id() + 1).get();
+      inputs.push_back(b);
+    }
+    const weft::device consumer = weft::devices_of((weft::rank() + 1) % weft::nranks()).front();
+    std::vector<long> sums(2);
+    weft::target(consumer,
+                 [](std::vector<std::span<int>> in, std::span<const int> first, std::span<long> s) {
+                   for (const auto& b : in) s[0] += std::accumulate(b.begin(), b.end(), 0L);
+                   s[1] = first[0];
+                 },
+                 inputs, inputs.back(), weft::map_tofrom(sums))
+        .get();
+    const long n = static_cast<long>(all.size());
+    EXPECT_EQ(sums[0], 5 * n * (n + 1) / 2);
+    EXPECT_EQ(sums[1], n);
+    for (auto& b : inputs) weft::deallocate(b).get();
   });
 }
 

@@ -10,8 +10,11 @@
 // rank (no registration). It runs on the device's rank and receives, in the
 // order of the arguments:
 //   map clause of T         -> std::span<T> of the device's copy
-//   weft::device_buffer<T>  -> std::span<T> of that device memory (the
-//                              buffer must live on the target device)
+//   weft::device_buffer<T>  -> std::span<T> of that device memory; a buffer of
+//                              another device (any rank) arrives as a copy made
+//                              for this task, fetched by the device's rank
+//                              straight from the buffer's rank
+//   std::vector<device_buffer<T>>   -> std::vector<std::span<T>>, the same way
 //   future / shared_future  -> nothing: a dependency (depend); the kernel
 //   std::vector<shared_future<void>>   starts once it is ready; its error
 //                              fails the task
@@ -22,7 +25,7 @@
 //
 // On the device's rank the copies go through the device's transfer queue and
 // the kernel through its kernel queue, so a long kernel does not hold up
-// another task's copies. Errors (no such device, a buffer of another device,
+// another task's copies. Errors (no such device, a buffer of no device,
 // a map overlapping a present range of another extent, a throwing kernel)
 // reach the returned future, naming the device and its rank.
 #pragma once
@@ -68,9 +71,12 @@ class device_scope {
   /// [address, address + bytes) inside a live allocation of the device.
   std::byte* resolve(std::uint64_t address, std::size_t bytes);
   std::byte* allocate_temporary(std::size_t bytes);
+  /// A temporary filled (when run starts) from another device's memory.
+  std::byte* fetch_later(int device, std::uint64_t address, std::size_t bytes);
+  int id() const noexcept { return device_; }
   void copy_in_later(std::byte* to, std::vector<std::byte>&& from);
   void copy_out_later(const std::byte* from, std::size_t bytes);
-  /// Copies in on the transfer queue, then the kernel on the kernel queue
+  /// Fetches and copies in (on the transfer queue), then the kernel on the kernel queue
   /// (its exception rethrown naming the device), then the copies out; the
   /// bytes copied out, in the order of copy_out_later.
   std::vector<std::vector<std::byte>> run(const std::function<void()>& kernel);
@@ -117,6 +123,16 @@ template <class T> struct is_plain_future<future<T>> : std::true_type {};
 template <class W> struct kernel_arg { using type = W; };
 template <class T> struct kernel_arg<map_wire<T>> { using type = std::span<T>; };
 template <class T> struct kernel_arg<device_buffer<T>> { using type = std::span<T>; };
+template <class T> struct kernel_arg<std::vector<device_buffer<T>>> { using type = std::vector<std::span<T>>; };
+template <class T> struct is_buffer_list : std::false_type {};
+template <class T> struct is_buffer_list<std::vector<device_buffer<T>>> : std::true_type {};
+
+template <class T>
+std::span<T> bind_buffer(device_scope& dev, const device_buffer<T>& b) {
+  std::byte* p = b.device_id == dev.id() ? dev.resolve(b.address, b.bytes())
+                                         : dev.fetch_later(b.device_id, b.address, b.bytes());
+  return {reinterpret_cast<T*>(p), b.count};
+}
 template <class W> using kernel_arg_t = typename kernel_arg<W>::type;
 
 template <class W>
@@ -129,8 +145,12 @@ kernel_arg_t<W> bind_on_device(device_scope& dev, W& w) {
     if (w.flags & wire_copy_out) dev.copy_out_later(p, bytes);
     return {reinterpret_cast<T*>(p), w.count};
   } else if constexpr (is_device_buffer<W>::value) {
-    using T = typename kernel_arg_t<W>::element_type;
-    return {reinterpret_cast<T*>(dev.resolve(w.address, w.bytes())), w.count};
+    return bind_buffer(dev, w);
+  } else if constexpr (is_buffer_list<W>::value) {
+    kernel_arg_t<W> spans;
+    spans.reserve(w.size());
+    for (const auto& b : w) spans.push_back(bind_buffer(dev, b));
+    return spans;
   } else {
     return std::move(w);
   }
@@ -191,7 +211,7 @@ struct target_builder {
   void fail(std::exception_ptr e) {
     if (!error) error = std::move(e);
   }
-  /// Checks that a device_buffer argument lives on the target device.
+  /// Checks that a device_buffer argument names a device that exists.
   void check_buffer(int buffer_device);
   /// Drops the references taken so far.
   void release_entries() noexcept;
@@ -231,6 +251,9 @@ struct target_builder {
     } else if constexpr (is_device_buffer<D>::value) {
       check_buffer(a.device_id);
       return std::tuple<D>{a};
+    } else if constexpr (is_buffer_list<D>::value) {
+      for (const auto& x : a) check_buffer(x.device_id);
+      return std::tuple<D>{std::forward<A>(a)};
     } else {
       return std::tuple<D>{std::forward<A>(a)};
     }
