@@ -5,7 +5,7 @@
 #include <stdexcept>
 
 #include "offload/device_state.hpp"
-#include "weft/offload/target.hpp"
+#include "weft/offload/launch.hpp"
 
 namespace weft::detail {
 
