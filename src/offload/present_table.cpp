@@ -47,6 +47,18 @@ present_ref find_exact(std::map<const std::byte*, present_ref>& t, int device, c
   return hit;
 }
 
+/// The calling rank's table for one device, held locked.
+struct open_table {
+  explicit open_table(int dev) : device(dev), lock(tables().mutex), entries(tables().by_device[dev]) {}
+  /// find_exact on this table.
+  present_ref find(const void* host, std::size_t bytes) {
+    return find_exact(entries, device, static_cast<const std::byte*>(host), bytes);
+  }
+  int device;
+  std::unique_lock<std::mutex> lock;
+  std::map<const std::byte*, present_ref>& entries;
+};
+
 future<void> when_ready(const present_ref& e) {
   return e->ready.then([](shared_future<void> f) { f.get(); });
 }
@@ -54,9 +66,8 @@ future<void> when_ready(const present_ref& e) {
 }  // namespace
 
 present_ref present_acquire(int device, const void* host, std::size_t bytes) {
-  present_tables& pt = tables();
-  std::lock_guard g(pt.mutex);
-  present_ref e = find_exact(pt.by_device[device], device, static_cast<const std::byte*>(host), bytes);
+  open_table table(device);
+  present_ref e = table.find(host, bytes);
   if (e) ++e->refs;
   return e;
 }
@@ -83,12 +94,10 @@ void target_builder::release_entries() noexcept {
 future<void> enter_range(int device, void* host, std::size_t bytes, map_kind kind, bool always) {
   try {
     const auto* h = static_cast<const std::byte*>(host);
-    present_tables& pt = tables();
-    std::unique_lock lock(pt.mutex);
-    auto& t = pt.by_device[device];
-    if (present_ref e = find_exact(t, device, h, bytes)) {
+    open_table table(device);
+    if (present_ref e = table.find(host, bytes)) {
       ++e->refs;
-      lock.unlock();
+      table.lock.unlock();
       if (!(always && (kind == map_kind::to || kind == map_kind::tofrom))) return when_ready(e);
       return e->ready.then([e, host, bytes](shared_future<void> r) {
         r.get();
@@ -103,8 +112,8 @@ future<void> enter_range(int device, void* host, std::size_t bytes, map_kind kin
     e->refs = 1;
     promise<void> filled;
     e->ready = filled.get_future().share();
-    t.emplace(h, e);
-    lock.unlock();
+    table.entries.emplace(h, e);
+    table.lock.unlock();
     const bool copy = kind == map_kind::to || kind == map_kind::tofrom;
     device_allocate(device, bytes).then([e, host, copy, filled = std::move(filled)](future<std::uint64_t> a) mutable {
       try {
@@ -128,16 +137,13 @@ future<void> enter_range(int device, void* host, std::size_t bytes, map_kind kin
 
 future<void> exit_range(int device, void* host, std::size_t bytes, map_kind kind, bool always) {
   try {
-    const auto* h = static_cast<const std::byte*>(host);
-    present_tables& pt = tables();
-    std::unique_lock lock(pt.mutex);
-    auto& t = pt.by_device[device];
-    present_ref e = find_exact(t, device, h, bytes);
+    open_table table(device);
+    present_ref e = table.find(host, bytes);
     if (!e) return make_ready_future();  // not present: nothing to do (OpenMP)
     e->refs = kind == map_kind::remove ? 0 : e->refs - 1;
     const bool last = e->refs <= 0;
-    if (last) t.erase(h);
-    lock.unlock();
+    if (last) table.entries.erase(e->host);
+    table.lock.unlock();
     const bool copy = (kind == map_kind::from || kind == map_kind::tofrom) && (last || always);
     if (!copy && !last) return when_ready(e);
     return e->ready.then([e, host, bytes, copy, last](shared_future<void> r) {
@@ -153,11 +159,9 @@ future<void> exit_range(int device, void* host, std::size_t bytes, map_kind kind
 
 future<void> update_range(int device, void* host, std::size_t bytes, map_kind kind, bool) {
   try {
-    const auto* h = static_cast<const std::byte*>(host);
-    present_tables& pt = tables();
-    std::unique_lock lock(pt.mutex);
-    present_ref e = find_exact(pt.by_device[device], device, h, bytes);
-    lock.unlock();
+    open_table table(device);
+    present_ref e = table.find(host, bytes);
+    table.lock.unlock();
     if (!e) return make_ready_future();  // not present: skipped (OpenMP)
     return e->ready.then([e, host, bytes, kind](shared_future<void> r) {
       r.get();
