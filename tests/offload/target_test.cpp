@@ -2,6 +2,7 @@
 // dependencies, device_buffer chains, and errors reported to the future.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <numeric>
 #include <span>
@@ -187,20 +188,25 @@ TEST(OffloadTarget, BuffersOfOtherDevicesArriveAsCopies) {
   });
 }
 
+/// Set by each rank once its copy has landed (smp ranks share the process).
+std::array<std::atomic<bool>, 64> copy_landed{};
+
 TEST(OffloadQueues, LongKernelDoesNotBlockTransfers) {
   on_every_rank([] {
-    // The kernel waits until a host -> device copy to the same device has
-    // landed: were copies queued behind kernels, it would wait forever.
+    // The kernel runs until a host -> device copy to the same device has
+    // landed: were copies queued behind kernels, it would run forever.
     const weft::device d = weft::devices_of(weft::rank()).front();
-    auto flag = weft::allocate<int>(d, 1).get();
-    const std::vector<int> zero(1, 0), one(1, 1);
-    weft::copy(flag, 0, std::span<const int>(zero)).get();
-    auto waiting = weft::target(d, [](std::span<int> f) {
-      while (std::atomic_ref<int>(f[0]).load(std::memory_order_acquire) == 0) weft::this_task::yield();
-    }, flag);
-    weft::copy(flag, 0, std::span<const int>(one)).get();
+    const auto me = static_cast<std::size_t>(weft::rank());
+    copy_landed[me] = false;
+    auto buf = weft::allocate<int>(d, 4).get();
+    auto waiting = weft::target(d, [](std::size_t rank) {
+      while (!copy_landed[rank].load(std::memory_order_acquire)) weft::this_task::yield();
+    }, me);
+    const std::vector<int> data{1, 2, 3, 4};
+    weft::copy(buf, 0, std::span<const int>(data)).get();
+    copy_landed[me].store(true, std::memory_order_release);
     waiting.get();
-    weft::deallocate(flag).get();
+    weft::deallocate(buf).get();
   });
 }
 
