@@ -74,4 +74,8 @@ void run_dataflow(const taskbench::app& app);
 /// parallel loop over its workers after its inputs from other ranks arrived.
 void run_spmd(const taskbench::app& app);
 
+/// Rank 0 builds every task as a target task on the devices of all ranks
+/// (weft/offload.hpp); outputs move device to device.
+void run_offload(const taskbench::app& app);
+
 }  // namespace taskbench_weft

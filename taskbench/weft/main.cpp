@@ -1,6 +1,6 @@
 // taskbench_weft: Task Bench on weft.
 //
-//   taskbench_weft -impl dataflow|spmd [-weft-builders auto|one|per-worker]
+//   taskbench_weft -impl dataflow|spmd|offload [-weft-builders auto|one|per-worker]
 //                  [Task Bench flags] [--weft:options]
 //
 // Every rank parses the same flags; rank 0 prints the configuration and the
@@ -54,8 +54,8 @@ options take_own_flags(int& argc, char** argv) {
   }
   argc = out;
   argv[argc] = nullptr;
-  if (o.impl != "dataflow" && o.impl != "spmd") {
-    std::fprintf(stderr, "error: unknown -impl '%s' (dataflow or spmd)\n", o.impl.c_str());
+  if (o.impl != "dataflow" && o.impl != "spmd" && o.impl != "offload") {
+    std::fprintf(stderr, "error: unknown -impl '%s' (dataflow, spmd or offload)\n", o.impl.c_str());
     std::exit(1);
   }
   return o;
@@ -73,6 +73,8 @@ int main(int argc, char** argv) {
     auto run_once = [&] {
       if (opts.impl == "dataflow")
         taskbench_weft::run_dataflow(app);
+      else if (opts.impl == "offload")
+        taskbench_weft::run_offload(app);
       else
         taskbench_weft::run_spmd(app);
     };

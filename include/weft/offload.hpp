@@ -1,0 +1,16 @@
+// weft — offload: kernels on any device of any rank, OpenMP-style.
+//
+//   #include <weft/offload.hpp>
+//   weft::device d = weft::devices().back();                  // any rank's
+//   auto f = weft::target(d, saxpy, 2.0f, weft::map_to(x), weft::map_tofrom(y));
+//   f.get();
+//
+// Devices (weft/offload/device.hpp), device memory and copies
+// (weft/offload/device_buffer.hpp), map clauses and the present table
+// (weft/offload/map.hpp), target tasks and the data directives
+// (weft/offload/target.hpp). The model: docs/OFFLOAD.md.
+#pragma once
+#include "weft/offload/device.hpp"
+#include "weft/offload/device_buffer.hpp"
+#include "weft/offload/map.hpp"
+#include "weft/offload/target.hpp"

@@ -1,0 +1,67 @@
+// The job's devices: every rank has the same ones (WEFT_CPU_DEVICES cpu
+// devices), so a global id names its rank without asking anyone.
+#include <stdexcept>
+#include <string>
+
+#include "offload/device_state.hpp"
+#include "weft/offload/target.hpp"
+#include "weft/runtime.hpp"
+
+namespace weft {
+
+const char* to_string(device_kind k) noexcept { return k == device_kind::cpu ? "cpu" : "cuda"; }
+
+int num_devices() { return nranks() * detail::offload_config().cpu_devices; }
+
+device device_at(int id) noexcept {
+  device d;
+  d.id_ = id;
+  const int per_rank = detail::offload_config().cpu_devices;
+  if (id >= 0 && id < nranks() * per_rank) {
+    d.rank_ = id / per_rank;
+    d.local_ = id % per_rank;
+    d.kind_ = device_kind::cpu;
+    d.memory_ = detail::offload_config().cpu_memory;
+  }
+  return d;
+}
+
+std::vector<device> devices() {
+  std::vector<device> all;
+  for (int i = 0, n = num_devices(); i < n; ++i) all.push_back(device_at(i));
+  return all;
+}
+
+std::vector<device> devices_of(int rank) {
+  std::vector<device> mine;
+  const int per_rank = detail::offload_config().cpu_devices;
+  for (int i = 0; i < per_rank; ++i) mine.push_back(device_at(rank * per_rank + i));
+  return mine;
+}
+
+namespace detail {
+
+std::string describe_device(int id) {
+  const device d = device_at(id);
+  if (!d.valid()) return "device " + std::to_string(id);
+  return "device " + std::to_string(id) + " (" + to_string(d.kind()) + ", rank " + std::to_string(d.rank()) + ")";
+}
+
+void check_device(int id) {
+  if (!device_at(id).valid())
+    throw std::out_of_range("weft offload: no device " + std::to_string(id) + " (this job has " +
+                            std::to_string(num_devices()) + " devices: " + std::to_string(nranks()) + " ranks x " +
+                            std::to_string(offload_config().cpu_devices) + ")");
+}
+
+std::exception_ptr device_error(int id) {
+  try {
+    check_device(id);
+  } catch (...) {
+    return std::current_exception();
+  }
+  return nullptr;
+}
+
+}  // namespace detail
+}  // namespace weft
