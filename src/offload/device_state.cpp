@@ -7,35 +7,22 @@
 #include <stdexcept>
 
 #include "am/rank_comm.hpp"
+#include "runtime/runtime_state.hpp"
 #include "weft/offload/device.hpp"
 
 namespace weft::detail {
 
 namespace {
 constexpr std::align_val_t arena_alignment{64};
-
-std::size_t parse_size(const char* name, const char* text) {
-  char* end = nullptr;
-  const unsigned long long v = std::strtoull(text, &end, 10);
-  std::size_t unit = 1;
-  if (*end == 'K' || *end == 'k') unit = std::size_t{1} << 10;
-  else if (*end == 'M' || *end == 'm') unit = std::size_t{1} << 20;
-  else if (*end == 'G' || *end == 'g') unit = std::size_t{1} << 30;
-  if (end == text || (unit != 1 && end[1] != '\0') || (unit == 1 && *end != '\0'))
-    throw std::invalid_argument(std::string("weft offload: invalid value '") + text + "' for " + name);
-  return static_cast<std::size_t>(v) * unit;
-}
 }  // namespace
 
 const offload_settings& offload_config() {
   static const offload_settings s = [] {
     offload_settings o;
-    if (const char* v = std::getenv("WEFT_CPU_DEVICES")) {
-      const std::size_t n = parse_size("WEFT_CPU_DEVICES", v);
-      if (n < 1 || n > 64) throw std::invalid_argument("weft offload: WEFT_CPU_DEVICES must be 1 to 64");
-      o.cpu_devices = static_cast<int>(n);
+    if (const process_runtime* rt = runtime_state()) {
+      o.cpu_devices = rt->opts.cpu_devices;
+      o.cpu_memory = rt->opts.cpu_device_memory;
     }
-    if (const char* v = std::getenv("WEFT_CPU_DEVICE_MEMORY")) o.cpu_memory = parse_size("WEFT_CPU_DEVICE_MEMORY", v);
     return o;
   }();
   return s;

@@ -18,8 +18,8 @@ struct rank_comm;
 
 /// Settings every rank reads the same way (environment).
 struct offload_settings {
-  int cpu_devices = 1;                          // WEFT_CPU_DEVICES
-  std::size_t cpu_memory = std::size_t{1} << 30;  // WEFT_CPU_DEVICE_MEMORY
+  int cpu_devices = 1;                          // --weft:cpu-devices
+  std::size_t cpu_memory = std::size_t{1} << 30;  // --weft:cpu-device-memory
 };
 const offload_settings& offload_config();
 

@@ -1,4 +1,4 @@
-// The job's devices: every rank has the same ones (WEFT_CPU_DEVICES cpu
+// The job's devices: every rank has the same ones (--weft:cpu-devices cpu
 // devices), so a global id names its rank without asking anyone.
 #include <stdexcept>
 #include <string>

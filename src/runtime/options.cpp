@@ -164,6 +164,10 @@ const std::vector<option_def>& table() {
       choice_option("forkjoin-checks", &o::forkjoin_checks, {"auto", "on", "off"},
                     "forkjoin: at every fork and join, check that the task holds no checkout and that the forked "
                     "function captured no address on the task's stack (auto: on unless built with NDEBUG)"),
+      int_option("cpu-devices", &o::cpu_devices, 1, 64, "1",
+                 "offload: CPU devices per rank (every rank must have the same number)"),
+      size_option("cpu-device-memory", &o::cpu_device_memory, 4 * KiB, std::size_t{1} << 40,
+                  "offload: bytes of memory of each CPU device"),
   };
   static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;

@@ -73,6 +73,10 @@ struct runtime_options {
   // builds without NDEBUG).
   std::string steal = "auto";            // auto | messages
   std::string forkjoin_checks = "auto";  // auto | on | off
+  // offload: CPU devices per rank (the same on every rank) and each one's
+  // memory.
+  int cpu_devices = 1;
+  std::size_t cpu_device_memory = std::size_t{1} << 30;
 };
 
 class option_error : public std::runtime_error {

@@ -6,8 +6,8 @@
 // A `cpu` device is a share of its rank's workers with a memory arena of its
 // own (host memory of that rank, apart from the program's objects): kernels
 // run on the rank's workers, data moves in and out of the arena by explicit
-// copies, as with an accelerator. Every rank has WEFT_CPU_DEVICES of them
-// (default 1), each with WEFT_CPU_DEVICE_MEMORY bytes (default 1G).
+// copies, as with an accelerator. Every rank has --weft:cpu-devices of them
+// (default 1), each with --weft:cpu-device-memory bytes (default 1G).
 #pragma once
 #include <cstddef>
 #include <cstdint>
