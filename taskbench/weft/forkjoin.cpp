@@ -11,7 +11,6 @@
 #include "impl.hpp"
 #include "weft/checkout.hpp"
 #include "weft/forkjoin.hpp"
-#include "weft/pgas.hpp"
 
 namespace taskbench_weft {
 namespace {
