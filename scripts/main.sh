@@ -93,7 +93,7 @@ done
 echo
 echo "== METG (c): stencil_1d, width 32, load_imbalance (imbalance 2.0), 2 ranks"
 tools/metg sweep "${impls2[@]}" --baseline mpi --cores 2 --reps "$reps" \
-  --iter-max 2^16 --iter-min "$iter_min" --stop-below 0.1 --no-plot \
+  --iter-max 2^14 --iter-min "$iter_min" --stop-below 0.1 --no-plot \
   --out out/metg_wide_imbalance --label "(c) width 32, load_imbalance 2.0" -- "${wide[@]}"
 echo
 echo "== paired efficiency at 16 x METG(mpi), (c)"
