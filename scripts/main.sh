@@ -11,7 +11,10 @@
 # with load_imbalance at imbalance 1.0; then each implementation's step
 # overhead in (b) at 16 x METG(mpi), from task traces, and the paired
 # efficiency of each against mpi there, at imbalance 1.0 and 2.0 (metg
-# pairs: differences of a percent, which the sweep's medians cannot tell).
+# pairs: differences of a percent, which the sweep's medians cannot tell);
+# (c) an overdecomposed stencil_1d (width 32) with load_imbalance 2.0 on 2
+# ranks, where load balancing pays: its sweep and the paired efficiency at
+# 16 x METG(mpi).
 # Implementations:
 #   mpi       taskbench_mpi under mpiexec, one rank per core (the baseline):
 #             Task Bench's MPI nonblock structure, one message per dependency
@@ -22,6 +25,10 @@
 #             and each point runs as soon as its inputs are in
 #   spmd      taskbench_weft -impl spmd, one smp rank per core
 #   dataflow  taskbench_weft -impl dataflow, one rank with a worker per core
+#   forkjoin  taskbench_weft -impl forkjoin, one smp rank per core: rank 0's
+#             root task forks each timestep's points, all ranks steal them
+#   futures   taskbench_weft -impl futures, one smp rank per core: a spawned
+#             task per point and timestep, awaiting its producers' futures
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 quick=0
@@ -46,7 +53,19 @@ impls=(
   --impl "mpi-agg=/usr/bin/mpiexec.mpich -n $cores -bind-to core $b/taskbench_mpi -warmup -mpi-aggregate"
   --impl "spmd=$b/weft/taskbench_weft -impl spmd --weft:ranks=$cores --weft:threads=1"
   --impl "dataflow=$b/weft/taskbench_weft -impl dataflow --weft:ranks=1 --weft:threads=$cores"
+  --impl "forkjoin=$b/weft/taskbench_weft -impl forkjoin --weft:ranks=$cores --weft:threads=1"
+  --impl "futures=$b/weft/taskbench_weft -impl futures --weft:ranks=$cores --weft:threads=1"
 )
+# Panel (c) on 2 ranks (dataflow: one rank with 2 workers).
+impls2=(
+  --impl "mpi=/usr/bin/mpiexec.mpich -n 2 -bind-to core $b/taskbench_mpi -warmup"
+  --impl "mpi-agg=/usr/bin/mpiexec.mpich -n 2 -bind-to core $b/taskbench_mpi -warmup -mpi-aggregate"
+  --impl "spmd=$b/weft/taskbench_weft -impl spmd --weft:ranks=2 --weft:threads=1"
+  --impl "dataflow=$b/weft/taskbench_weft -impl dataflow --weft:ranks=1 --weft:threads=2"
+  --impl "forkjoin=$b/weft/taskbench_weft -impl forkjoin --weft:ranks=2 --weft:threads=1"
+  --impl "futures=$b/weft/taskbench_weft -impl futures --weft:ranks=2 --weft:threads=1"
+)
+wide=(-type stencil_1d -steps "$steps" -width 32 -kernel load_imbalance -imbalance 2.0)
 sweep() {  # sweep OUT LABEL KERNEL_FLAGS...
   local out=$1 label=$2
   shift 2
@@ -66,13 +85,22 @@ echo "== step overhead, (b) at 16 x METG(mpi): how much longer each timestep too
 tools/metg gaps "${impls[@]}" --baseline mpi --reps "$reps" --at out/metg_imbalance -- \
   "${graph[@]}" -kernel load_imbalance -imbalance 1.0 | tee out/gaps_imbalance.txt
 echo
-echo "== paired efficiency at 16 x METG(mpi), load_imbalance 1.0 and 2.0: each rep runs all four back to back"
+echo "== paired efficiency at 16 x METG(mpi), load_imbalance 1.0 and 2.0: each rep runs all back to back"
 for imbalance in 1.0 2.0; do
   tools/metg pairs "${impls[@]}" --baseline mpi --reps "$pair_reps" --quiet --at out/metg_imbalance -- \
     "${graph[@]}" -kernel load_imbalance -imbalance "$imbalance" | tee "out/pairs_imbalance_$imbalance.txt"
 done
 echo
-tools/metg plot --panel out/metg_compute --panel out/metg_imbalance \
+echo "== METG (c): stencil_1d, width 32, load_imbalance (imbalance 2.0), 2 ranks"
+tools/metg sweep "${impls2[@]}" --baseline mpi --cores 2 --reps "$reps" \
+  --iter-max 2^14 --iter-min "$iter_min" --stop-below 0.1 --no-plot \
+  --out out/metg_wide_imbalance --label "(c) width 32, load_imbalance 2.0" -- "${wide[@]}"
+echo
+echo "== paired efficiency at 16 x METG(mpi), (c)"
+tools/metg pairs "${impls2[@]}" --baseline mpi --reps "$pair_reps" --quiet --at out/metg_wide_imbalance -- \
+  "${wide[@]}" | tee out/pairs_wide_imbalance.txt
+echo
+tools/metg plot --panel out/metg_compute --panel out/metg_imbalance --panel out/metg_wide_imbalance \
   --title "Task Bench METG(50%) on $cores cores: weft vs MPI" --out out/metg.png
-echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/ (metg.csv, metg.json, logs/),"
-echo "      out/gaps_imbalance.txt, out/pairs_imbalance_*.txt"
+echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/, out/metg_wide_imbalance/"
+echo "      (metg.csv, metg.json, logs/), out/gaps_imbalance.txt, out/pairs_*.txt"

@@ -74,6 +74,14 @@ void run_dataflow(const taskbench::app& app);
 /// parallel loop over its workers after its inputs from other ranks arrived.
 void run_spmd(const taskbench::app& app);
 
+/// Fork-join (Itoyori's structure): rank 0's root task forks each
+/// timestep's points, any rank steals them; outputs in global memory.
+void run_forkjoin(const taskbench::app& app);
+
+/// One weft::spawn'ed task per point and timestep (ItoyoriFBC's
+/// structure); outputs travel as the values of their global futures.
+void run_futures(const taskbench::app& app);
+
 /// Rank 0 builds every task as a target task on the devices of all ranks
 /// (weft/offload.hpp); outputs move device to device.
 void run_offload(const taskbench::app& app);

@@ -1,6 +1,6 @@
 // taskbench_weft: Task Bench on weft.
 //
-//   taskbench_weft -impl dataflow|spmd|offload [-weft-builders auto|one|per-worker]
+//   taskbench_weft -impl dataflow|spmd|forkjoin|futures|offload [-weft-builders auto|one|per-worker]
 //                  [Task Bench flags] [--weft:options]
 //
 // Every rank parses the same flags; rank 0 prints the configuration and the
@@ -28,7 +28,7 @@ options take_own_flags(int& argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
     if (std::strcmp(argv[i], "-impl") == 0) {
       if (i + 1 >= argc) {
-        std::fprintf(stderr, "error: -impl needs a value (dataflow or spmd)\n");
+        std::fprintf(stderr, "error: -impl needs a value (dataflow, spmd, forkjoin or futures)\n");
         std::exit(1);
       }
       o.impl = argv[++i];
@@ -54,8 +54,8 @@ options take_own_flags(int& argc, char** argv) {
   }
   argc = out;
   argv[argc] = nullptr;
-  if (o.impl != "dataflow" && o.impl != "spmd" && o.impl != "offload") {
-    std::fprintf(stderr, "error: unknown -impl '%s' (dataflow, spmd or offload)\n", o.impl.c_str());
+  if (o.impl != "dataflow" && o.impl != "spmd" && o.impl != "forkjoin" && o.impl != "futures" && o.impl != "offload") {
+    std::fprintf(stderr, "error: unknown -impl '%s' (dataflow, spmd, forkjoin, futures or offload)\n", o.impl.c_str());
     std::exit(1);
   }
   return o;
@@ -75,8 +75,12 @@ int main(int argc, char** argv) {
         taskbench_weft::run_dataflow(app);
       else if (opts.impl == "offload")
         taskbench_weft::run_offload(app);
-      else
+      else if (opts.impl == "spmd")
         taskbench_weft::run_spmd(app);
+      else if (opts.impl == "forkjoin")
+        taskbench_weft::run_forkjoin(app);
+      else
+        taskbench_weft::run_futures(app);
     };
     try {
       if (weft::rank() == 0) app.display();
