@@ -72,9 +72,25 @@ bool pop_if(const cell_base* c) noexcept {
   return d->pop(nullptr);
 }
 
+void take_back_and_run(const cell_base& c) noexcept {
+  fj_rank* me = nullptr;
+  steal_deque* d = own_deque(me);
+  if (d == nullptr || d->newest_cell() != reinterpret_cast<std::uintptr_t>(&c)) return;
+  task_entry e;
+  if (!d->pop(&e)) return;
+  task_base* t = make_stolen_task(e);
+  t->run(t);  // completes c, frees t
+}
+
 void join(cell_base& c, const char* what) {
   if (options().checks) check_no_checkout(what);
-  if (!c.done.is_set()) wait_for(c.done, &c);
+  if (!c.done.is_set()) {
+    // With forked tasks queued on this worker, suspend at once: the worker
+    // has work, and polling first only delays it.
+    fj_rank* me = nullptr;
+    const steal_deque* d = own_deque(me);
+    wait_for(c.done, &c, d == nullptr || d->looks_empty());
+  }
   if (c.ran_on != current_comm().rank) detail::pgas::task_boundary_acquire();
 }
 

@@ -154,6 +154,8 @@ void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size
   cell_base* c = &proxy;
   if (in_process_comm(owner) != nullptr) {
     c = reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
+    // Its task is still this worker's newest: run it here rather than wait.
+    if (!c->done.is_set()) take_back_and_run(*c);
   } else {
     proxy.value = value;
     proxy.value_size = size;

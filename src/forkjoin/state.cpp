@@ -70,15 +70,21 @@ steal_statistics steal_stats() {
   s.from_remote = c.from_remote.load(std::memory_order_relaxed);
   s.from_siblings = c.from_siblings.load(std::memory_order_relaxed);
   s.failed = c.failed.load(std::memory_order_relaxed);
-  s.node_steal_ns = c.node_ns.load(std::memory_order_relaxed);
-  s.failed_steal_ns = c.failed_ns.load(std::memory_order_relaxed);
+  // Timed samples scaled to all attempts.
+  auto scaled = [](const std::atomic<std::uint64_t>& ns, const std::atomic<std::uint64_t>& timed, std::uint64_t all) {
+    const std::uint64_t n = timed.load(std::memory_order_relaxed);
+    return n == 0 ? 0 : static_cast<std::uint64_t>(static_cast<double>(ns.load(std::memory_order_relaxed)) / n * all);
+  };
+  s.node_steal_ns = scaled(c.node_ns, c.node_timed, s.from_node);
+  s.failed_steal_ns = scaled(c.failed_ns, c.failed_timed, s.failed);
   s.remote_steal_ns = c.remote_ns.load(std::memory_order_relaxed);
   return s;
 }
 
 void reset_steal_statistics() {
   detail::fj::counters& c = detail::fj::current_rank().stats;
-  for (auto* a : {&c.from_node, &c.from_remote, &c.from_siblings, &c.failed, &c.node_ns, &c.failed_ns, &c.remote_ns})
+  for (auto* a : {&c.from_node, &c.from_remote, &c.from_siblings, &c.failed, &c.node_timed, &c.node_ns, &c.failed_timed,
+                  &c.failed_ns, &c.remote_ns})
     a->store(0, std::memory_order_relaxed);
 }
 

@@ -27,7 +27,9 @@ struct root_outcome {
 
 struct counters {
   std::atomic<std::uint64_t> from_node{0}, from_remote{0}, from_siblings{0}, failed{0};
-  std::atomic<std::uint64_t> node_ns{0}, failed_ns{0}, remote_ns{0};
+  // Shared-memory attempts are timed one in 16: how many were, and their time.
+  std::atomic<std::uint64_t> node_timed{0}, node_ns{0}, failed_timed{0}, failed_ns{0};
+  std::atomic<std::uint64_t> remote_ns{0};  // every steal by message
 };
 
 struct fj_rank {
@@ -94,8 +96,12 @@ std::string describe(std::exception_ptr e);
 
 // ---- running stolen entries (execute.cpp) ---------------------------------------------
 
-/// A task for the scheduler that runs `e` (taken from rank `from`).
+/// A task for the scheduler that runs `e` (taken from a deque).
 task_base* make_stolen_task(const task_entry& e);
+
+/// If the calling worker's newest task is the one for `c`, takes it back
+/// and runs it here (fork.cpp).
+void take_back_and_run(const cell_base& c) noexcept;
 
 // ---- the deques' set-up (deques.cpp) ---------------------------------------------
 

@@ -511,7 +511,7 @@ bool spin_before_suspend(event& e, worker& w) noexcept {
 }
 }  // namespace
 
-void wait_for(event& e, const void* tag) noexcept {
+void wait_for(event& e, const void* tag, bool spin) noexcept {
   worker* w = current_worker();
   if (w == nullptr) {
     struct thread_waiter : waiter {
@@ -530,7 +530,7 @@ void wait_for(event& e, const void* tag) noexcept {
     if (tag != nullptr && try_run_inline(tag)) continue;
     w = current_worker();
     publish_sends(*w);  // what we wait for may answer a message sent just now
-    if (spin_before_suspend(e, *w)) return;
+    if (spin && spin_before_suspend(e, *w)) return;
     fiber_waiter node;
     node.f = w->current;
     node.home = w->sched;

@@ -56,8 +56,10 @@ class event {
 
 /// Blocks the caller until `e` fires: suspends the fiber on a worker,
 /// blocks the thread elsewhere. `tag` lets the waiter run its own producer
-/// inline first (see try_run_inline).
-void wait_for(event& e, const void* tag) noexcept;
+/// inline first (see try_run_inline). With nothing else queued on the
+/// worker it first polls a few rounds for a quick answer; `spin` false
+/// skips that (the caller knows other work is waiting elsewhere).
+void wait_for(event& e, const void* tag, bool spin = true) noexcept;
 
 class state_base : public pooled {
  public:
