@@ -53,7 +53,7 @@ void run(const options& o) {
   t.depth = static_cast<std::int32_t>(o.number("depth", 13));
   t.b0 = static_cast<double>(o.number("b0", 4));
   const auto seed = static_cast<std::int32_t>(o.number("seed", 29));
-  const std::string param = "d=" + std::to_string(t.depth) + ",r=" + std::to_string(seed);
+  const std::string param = "d=" + std::to_string(t.depth) + " r=" + std::to_string(seed);
   const std::uint64_t expected = published_nodes(t, seed);
   const uts_node root = geometric_tree::root(seed);
   for (long rep = 0; rep < o.number("reps", 1); ++rep) {
