@@ -11,7 +11,7 @@
 # core 0), 1x1 (weft, 1 rank x 1 thread), 1x2 (1 rank x 2 threads), 2x1-smp
 # (2 ranks x 1 thread, threads of one process), 2x1-mpi (mpiexec -n 2
 # -bind-to core, WEFT_THREADS=1). The steal benchmark runs on 2x1-smp and
-# 2x1-mpi only, UTS without 1x1.
+# 2x1-mpi only.
 #
 # Environment: REPS (5), BENCHES ("fib cilksort uts steal"), FIB_N (35),
 # SORT_N (10000000), UTS_DEPTH (10) and UTS_SEED (19): UTS's T1 tree,
@@ -50,7 +50,7 @@ declare -A args=(
 declare -A configs=(
   [fib]="serial 1x1 1x2 2x1-smp 2x1-mpi"
   [cilksort]="serial 1x1 1x2 2x1-smp 2x1-mpi"
-  [uts]="serial 1x2 2x1-smp 2x1-mpi"
+  [uts]="serial 1x1 1x2 2x1-smp 2x1-mpi"
   [steal]="2x1-smp 2x1-mpi"
 )
 for b in $BENCHES; do

@@ -35,13 +35,15 @@ for bench, param in benches:
     if "seconds" in metrics:
         med = {c: statistics.median(data[(bench, param, "seconds", c)])
                for c in configs if (bench, param, "seconds", c) in data}
-        print("| config | seconds | speedup over serial |")
-        print("|---|---|---|")
+        # Over 1x1 as well: weft's own scaling, apart from the cost of forks.
+        print("| config | seconds | speedup over serial | over 1x1 |")
+        print("|---|---|---|---|")
         for c in configs:
             if c not in med:
                 continue
             sp = f"{med['serial'] / med[c]:.2f}" if "serial" in med else "-"
-            print(f"| {c} | {cell(data[(bench, param, 'seconds', c)], '{:.3f}')} | {sp} |")
+            sp1 = f"{med['1x1'] / med[c]:.2f}" if "1x1" in med and c != "serial" else "-"
+            print(f"| {c} | {cell(data[(bench, param, 'seconds', c)], '{:.3f}')} | {sp} | {sp1} |")
         for two in ("2x1-smp", "2x1-mpi"):
             if two in med and "1x2" in med:
                 print(f"\n{two} / 1x2 (time) = {med[two] / med['1x2']:.2f}", end="")
