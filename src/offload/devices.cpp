@@ -35,6 +35,13 @@ std::vector<device> devices() {
   return all;
 }
 
+std::vector<device> devices(device_kind kind) {
+  std::vector<device> some;
+  for (const device& d : devices())
+    if (d.kind() == kind) some.push_back(d);
+  return some;
+}
+
 std::vector<device> devices_of(int rank) {
   std::vector<device> mine;
   const int per_rank = detail::offload_config().per_rank();

@@ -36,12 +36,7 @@ std::string why_no_gpu() {
 #define REQUIRE_GPU() \
   if (gpus_seen() == 0) GTEST_SKIP() << why_no_gpu()
 
-std::vector<weft::device> cuda_devices() {
-  std::vector<weft::device> out;
-  for (const auto& d : weft::devices())
-    if (d.kind() == weft::device_kind::cuda) out.push_back(d);
-  return out;
-}
+std::vector<weft::device> cuda_devices() { return weft::devices(weft::device_kind::cuda); }
 
 void host_kernel(std::span<int> out) {
   for (auto& v : out) v = 1;
@@ -63,14 +58,14 @@ TEST(CudaDevices, EveryGpuSeenIsListedAfterTheCpuDevices) {
       }
     }
     EXPECT_EQ(cuda, gpus);
+    EXPECT_EQ(weft::devices(weft::device_kind::cuda).size(), static_cast<std::size_t>(gpus * weft::nranks()));
+    EXPECT_EQ(weft::devices(weft::device_kind::cpu).size() + weft::devices(weft::device_kind::cuda).size(), all.size());
   });
 }
 
 TEST(CudaDevices, LauncherOnACpuDeviceIsRefused) {
   on_every_rank([] {
-    const weft::device cpu = weft::devices().back().kind() == weft::device_kind::cpu
-                                 ? weft::devices().back()
-                                 : weft::devices_of(weft::nranks() - 1).front();
+    const weft::device cpu = weft::devices(weft::device_kind::cpu).back();
     std::vector<int> out(4);
     expect_error<std::exception>([&] { weft::target(cpu, cuda_test::fill, weft::map_from(out), 1).get(); },
                                         "needs a cuda device");
