@@ -3,8 +3,8 @@
 // kernel never holds up a copy. Host memory reaches the GPU through pinned
 // staging buffers (cudaMallocHost) one fragment at a time: bytes from
 // another rank arrive in this rank's memory first (no GPUDirect). Completion
-// is event-driven: a host function enqueued behind the work (cudaLaunchHostFunc)
-// fulfils a weft promise, on which the calling task is suspended.
+// is event-driven: a stream callback enqueued behind the work fulfils a weft
+// promise, on which the calling task is suspended; nothing polls.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -149,27 +149,28 @@ class cuda_device final : public local_device {
   }
 
   /// Suspends the calling task until `stream` has run what was enqueued on
-  /// it; `staging` (if given) goes back to the pool then, error or not.
+  /// it; `staging` (if given) goes back to the pool then, error or not. A
+  /// stream callback rather than cudaLaunchHostFunc: it is called with the
+  /// error when the stream's work failed (a faulting kernel), where a host
+  /// function would never run and the task would wait for ever.
   void finish(cudaStream_t stream, const char* what, std::vector<void*>* staging) {
-    auto* done = new promise<void>;
-    future<void> f = done->get_future();
-    cudaError_t e = cudaLaunchHostFunc(
-        stream, [](void* p) {
-          auto* d = static_cast<promise<void>*>(p);
-          d->set_value();
+    auto* done = new promise<cudaError_t>;
+    future<cudaError_t> f = done->get_future();
+    const cudaError_t e = cudaStreamAddCallback(
+        stream, [](cudaStream_t, cudaError_t status, void* p) {
+          auto* d = static_cast<promise<cudaError_t>*>(p);
+          d->set_value(status);  // no CUDA call here: the task reports it
           delete d;
         },
-        done);
+        done, 0);
     if (e != cudaSuccess) {
       delete done;
       if (staging) give_back(*staging);
-      check(e, "cudaLaunchHostFunc");
+      check(e, "cudaStreamAddCallback");
     }
-    f.get();
+    const cudaError_t status = f.get();
     if (staging) give_back(*staging);
-    // An error in the stream's work (a faulting kernel) shows here.
-    if (cudaError_t s = cudaStreamQuery(stream); s != cudaSuccess && s != cudaErrorNotReady)
-      check(s, what);
+    check(status, what);
   }
 
   void* take_staging() {
