@@ -31,8 +31,10 @@ const offload_settings& offload_config() {
       o.cpu_devices = rt->opts.cpu_devices;
       o.cpu_memory = rt->opts.cpu_device_memory;
     }
-    const cuda_inventory gpus = probe_cuda();
-    o.cuda_devices = std::min(gpus.count, cuda_device_cap());
+    // With WEFT_CUDA_DEVICES=0 the CUDA runtime is not even started.
+    const int cap = cuda_device_cap();
+    const cuda_inventory gpus = cap == 0 ? cuda_inventory{} : probe_cuda();
+    o.cuda_devices = std::min(gpus.count, cap);
     o.cuda_memory = gpus.memory;
     return o;
   }();
