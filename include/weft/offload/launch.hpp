@@ -133,11 +133,17 @@ struct launch_on_device {
     // Braced: the arguments bind in order, so copies out keep their order.
     std::tuple<kernel_arg_t<W>...> args{bind_on_device(dev, w)...};
     const K kernel = decode_kernel<K>(h.kernel);
-    if constexpr (std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>)
+    // A host kernel takes the arguments; a launcher (cuda devices) takes
+    // the device's stream first. Host form first: a generic kernel is one.
+    if constexpr (std::is_invocable_v<const K&, kernel_arg_t<W>&...>) {
+      return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+    } else {
+      static_assert(std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>,
+                    "weft::target: the kernel takes neither the arguments as given (see weft/offload/target.hpp) "
+                    "nor a cudaStream_t followed by them");
       return dev.run_launcher(
           [&](cuda_stream s) { std::apply([&](auto&... a) { std::invoke(kernel, s, a...); }, args); });
-    else
-      return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+    }
   }
 };
 
