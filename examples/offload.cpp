@@ -34,7 +34,8 @@ void squares(std::span<long> out) {
 void sum(std::span<const long> in, std::span<long> total) { total[0] = std::accumulate(in.begin(), in.end(), 0L); }
 
 int drive() {
-  const std::vector<weft::device> devs = weft::devices();
+  // Host kernels: cpu devices (a cuda device runs launchers, docs/OFFLOAD.md).
+  const std::vector<weft::device> devs = weft::devices(weft::device_kind::cpu);
   std::printf("%zu devices on %d ranks\n", devs.size(), weft::nranks());
 
   // 1. saxpy, one block per device, all in flight at once.

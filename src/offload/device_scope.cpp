@@ -10,7 +10,7 @@
 namespace weft::detail {
 
 struct device_scope::pending {
-  cpu_device* dev = nullptr;
+  local_device* dev = nullptr;
   std::vector<std::uint64_t> temporaries;
   struct copy_in {
     std::byte* to;
@@ -32,7 +32,7 @@ struct device_scope::pending {
 };
 
 device_scope::device_scope(int device) : device_(device), p_(std::make_unique<pending>()) {
-  p_->dev = &local_device(device);
+  p_->dev = &local_device_of(device);
 }
 
 device_scope::~device_scope() {
@@ -60,37 +60,37 @@ void device_scope::copy_in_later(std::byte* to, std::vector<std::byte>&& from) {
 void device_scope::copy_out_later(const std::byte* from, std::size_t bytes) { p_->outs.push_back({from, bytes}); }
 
 std::vector<std::vector<std::byte>> device_scope::run(const std::function<void()>& kernel) {
-  cpu_device& d = *p_->dev;
+  return run_steps([&](local_device& d) { d.run_kernel(kernel); });
+}
+
+std::vector<std::vector<std::byte>> device_scope::run_launcher(const std::function<void(cuda_stream)>& launcher) {
+  return run_steps([&](local_device& d) { d.run_launcher(launcher); });
+}
+
+std::vector<std::vector<std::byte>> device_scope::run_steps(const std::function<void(local_device&)>& kernel) {
+  local_device& d = *p_->dev;
   // Fetches come from the other devices' ranks into this task's own
-  // temporaries: they run alongside the copies in.
+  // temporaries (through this rank's memory when the device's is not
+  // addressable): they run alongside the copies in.
   std::vector<future<void>> fetched;
-  for (const auto& f : p_->fetches) fetched.push_back(device_read(f.device, f.address, f.to, f.bytes));
-  if (!p_->ins.empty()) {
-    d.transfers
-        .submit([this] {
-          for (auto& c : p_->ins) std::memcpy(c.to, c.from.data(), c.from.size());
-        })
-        .get();
+  std::vector<std::vector<std::byte>> staged(d.host_addressable() ? 0 : p_->fetches.size());
+  for (std::size_t i = 0; i < p_->fetches.size(); ++i) {
+    const auto& f = p_->fetches[i];
+    std::byte* to = f.to;
+    if (!d.host_addressable()) {
+      staged[i].resize(f.bytes);
+      to = staged[i].data();
+    }
+    fetched.push_back(device_read(f.device, f.address, to, f.bytes));
   }
+  for (auto& c : p_->ins) d.write(c.to, c.from.data(), c.from.size());
   if (!fetched.empty()) join_all(std::move(fetched)).get();
-  d.kernels
-      .submit([&kernel, &d] {
-        try {
-          kernel();
-        } catch (const std::exception& e) {
-          throw std::runtime_error("weft offload: kernel failed on " + d.name() + ": " + e.what());
-        } catch (...) {
-          throw std::runtime_error("weft offload: kernel failed on " + d.name() + " (exception not derived from std::exception)");
-        }
-      })
-      .get();
+  for (std::size_t i = 0; i < staged.size(); ++i) d.write(p_->fetches[i].to, staged[i].data(), staged[i].size());
+  kernel(d);
   std::vector<std::vector<std::byte>> outs;
-  if (!p_->outs.empty()) {
-    d.transfers
-        .submit([this, &outs] {
-          for (const auto& c : p_->outs) outs.emplace_back(c.from, c.from + c.bytes);
-        })
-        .get();
+  for (const auto& c : p_->outs) {
+    outs.emplace_back(c.bytes);
+    d.read(outs.back().data(), c.from, c.bytes);
   }
   return outs;
 }

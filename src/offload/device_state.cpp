@@ -1,19 +1,27 @@
-// The devices a rank owns: arenas, checked accesses, the rank's state.
+// The devices a rank owns: checked allocations, cpu devices, the rank's state.
 #include "offload/device_state.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <stdexcept>
 
 #include "am/rank_comm.hpp"
 #include "runtime/runtime_state.hpp"
-#include "weft/offload/device.hpp"
 
 namespace weft::detail {
 
 namespace {
 constexpr std::align_val_t arena_alignment{64};
+
+/// WEFT_CUDA_DEVICES caps the GPUs each rank lists (0: none).
+int cuda_device_cap() {
+  const char* v = std::getenv("WEFT_CUDA_DEVICES");
+  if (v == nullptr || *v == '\0') return 1 << 20;
+  return std::max(0, std::atoi(v));
+}
 }  // namespace
 
 const offload_settings& offload_config() {
@@ -23,18 +31,19 @@ const offload_settings& offload_config() {
       o.cpu_devices = rt->opts.cpu_devices;
       o.cpu_memory = rt->opts.cpu_device_memory;
     }
+    // With WEFT_CUDA_DEVICES=0 the CUDA runtime is not even started.
+    const int cap = cuda_device_cap();
+    const cuda_inventory gpus = cap == 0 ? cuda_inventory{} : probe_cuda();
+    o.cuda_devices = std::min(gpus.count, cap);
+    o.cuda_memory = gpus.memory;
     return o;
   }();
   return s;
 }
 
-cpu_device::~cpu_device() {
-  for (auto& [a, bytes] : live_) ::operator delete(reinterpret_cast<void*>(a), arena_alignment);
-}
+std::string local_device::name() const { return describe_device(id_); }
 
-std::string cpu_device::name() const { return describe_device(id_); }
-
-std::uint64_t cpu_device::allocate(std::size_t bytes) {
+std::uint64_t local_device::allocate(std::size_t bytes) {
   const std::size_t rounded = bytes == 0 ? 1 : bytes;
   {
     std::lock_guard g(mutex_);
@@ -44,28 +53,38 @@ std::uint64_t cpu_device::allocate(std::size_t bytes) {
                               std::to_string(capacity_) + " bytes free)");
     used_ += rounded;
   }
-  void* p = ::operator new(rounded, arena_alignment);
+  void* p = nullptr;
+  try {
+    p = obtain(rounded);
+  } catch (...) {
+    std::lock_guard g(mutex_);
+    used_ -= rounded;
+    throw;
+  }
   const auto a = reinterpret_cast<std::uint64_t>(p);
   std::lock_guard g(mutex_);
   live_.emplace(a, rounded);
   return a;
 }
 
-void cpu_device::free(std::uint64_t address) {
-  std::size_t bytes = 0;
+void local_device::free(std::uint64_t address) {
   {
     std::lock_guard g(mutex_);
     auto it = live_.find(address);
     if (it == live_.end())
       throw std::invalid_argument("weft offload: " + name() + ": free of an address that is not a live allocation");
-    bytes = it->second;
+    used_ -= it->second;
     live_.erase(it);
-    used_ -= bytes;
   }
-  ::operator delete(reinterpret_cast<void*>(address), arena_alignment);
+  release(reinterpret_cast<void*>(address));
 }
 
-std::byte* cpu_device::resolve(std::uint64_t address, std::size_t bytes) {
+void local_device::release_all() noexcept {
+  for (auto& [a, bytes] : live_) release(reinterpret_cast<void*>(a));
+  live_.clear();
+}
+
+std::byte* local_device::resolve(std::uint64_t address, std::size_t bytes) {
   std::lock_guard g(mutex_);
   auto it = live_.upper_bound(address);
   if (it != live_.begin()) {
@@ -78,15 +97,63 @@ std::byte* cpu_device::resolve(std::uint64_t address, std::size_t bytes) {
   throw std::out_of_range("weft offload: " + name() + ": " + range + " are not inside a live allocation");
 }
 
-offload_rank::offload_rank(rank_comm& c) : rank(c.rank) {
-  const offload_settings& s = offload_config();
-  for (int i = 0; i < s.cpu_devices; ++i)
-    devices.push_back(std::make_unique<cpu_device>(rank * s.cpu_devices + i, rank, s.cpu_memory));
+std::runtime_error kernel_failure(const std::string& device, std::exception_ptr e) {
+  try {
+    std::rethrow_exception(e);
+  } catch (const std::exception& x) {
+    return std::runtime_error("weft offload: kernel failed on " + device + ": " + x.what());
+  } catch (...) {
+    return std::runtime_error("weft offload: kernel failed on " + device + " (exception not derived from std::exception)");
+  }
 }
 
-cpu_device& local_device(int id) {
+// ---- cpu devices: the rank's memory, the rank's workers --------------------------
+
+void* cpu_device::obtain(std::size_t bytes) { return ::operator new(bytes, arena_alignment); }
+
+void cpu_device::release(void* p) noexcept { ::operator delete(p, arena_alignment); }
+
+void cpu_device::write(std::byte* to, const std::byte* host, std::size_t bytes) {
+  transfers_.submit([&] { std::memcpy(to, host, bytes); }).get();
+}
+
+void cpu_device::read(std::byte* host, const std::byte* from, std::size_t bytes) {
+  transfers_.submit([&] { std::memcpy(host, from, bytes); }).get();
+}
+
+void cpu_device::copy_within(std::byte* to, const std::byte* from, std::size_t bytes) {
+  transfers_.submit([&] { std::memmove(to, from, bytes); }).get();
+}
+
+void cpu_device::run_kernel(const std::function<void()>& kernel) {
+  kernels_
+      .submit([&] {
+        try {
+          kernel();
+        } catch (...) {
+          throw kernel_failure(name(), std::current_exception());
+        }
+      })
+      .get();
+}
+
+void cpu_device::run_launcher(const std::function<void(cuda_stream)>&) {
+  throw std::invalid_argument("weft offload: " + name() +
+                              " runs host kernels: a launcher (a kernel taking a cudaStream_t first) needs a cuda device");
+}
+
+offload_rank::offload_rank(rank_comm& c) : rank(c.rank) {
+  const offload_settings& s = offload_config();
+  const int first = rank * s.per_rank();
+  for (int i = 0; i < s.cpu_devices; ++i)
+    devices.push_back(std::make_unique<cpu_device>(first + i, rank, s.cpu_memory));
+  for (int g = 0; g < s.cuda_devices; ++g)
+    devices.push_back(make_cuda_device(first + s.cpu_devices + g, rank, g, s.cuda_memory));
+}
+
+local_device& local_device_of(int id) {
   offload_rank& me = layer_state<offload_rank>(current_comm());
-  const int n = offload_config().cpu_devices;
+  const int n = offload_config().per_rank();
   if (id < me.rank * n || id >= (me.rank + 1) * n)
     throw std::invalid_argument("weft offload: " + describe_device(id) + " is not a device of rank " +
                                 std::to_string(me.rank));

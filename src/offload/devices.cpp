@@ -1,5 +1,6 @@
 // The job's devices: every rank has the same ones (--weft:cpu-devices cpu
-// devices), so a global id names its rank without asking anyone.
+// devices, then the GPUs it sees as cuda devices; every rank must see as
+// many), so a global id names its rank without asking anyone.
 #include <stdexcept>
 #include <string>
 
@@ -11,17 +12,19 @@ namespace weft {
 
 const char* to_string(device_kind k) noexcept { return k == device_kind::cpu ? "cpu" : "cuda"; }
 
-int num_devices() { return nranks() * detail::offload_config().cpu_devices; }
+int num_devices() { return nranks() * detail::offload_config().per_rank(); }
 
 device device_at(int id) noexcept {
   device d;
   d.id_ = id;
-  const int per_rank = detail::offload_config().cpu_devices;
+  const detail::offload_settings& s = detail::offload_config();
+  const int per_rank = s.per_rank();
   if (id >= 0 && id < nranks() * per_rank) {
     d.rank_ = id / per_rank;
     d.local_ = id % per_rank;
-    d.kind_ = device_kind::cpu;
-    d.memory_ = detail::offload_config().cpu_memory;
+    const bool gpu = d.local_ >= s.cpu_devices;
+    d.kind_ = gpu ? device_kind::cuda : device_kind::cpu;
+    d.memory_ = gpu ? s.cuda_memory : s.cpu_memory;
   }
   return d;
 }
@@ -32,9 +35,16 @@ std::vector<device> devices() {
   return all;
 }
 
+std::vector<device> devices(device_kind kind) {
+  std::vector<device> some;
+  for (const device& d : devices())
+    if (d.kind() == kind) some.push_back(d);
+  return some;
+}
+
 std::vector<device> devices_of(int rank) {
   std::vector<device> mine;
-  const int per_rank = detail::offload_config().cpu_devices;
+  const int per_rank = detail::offload_config().per_rank();
   for (int i = 0; i < per_rank; ++i) mine.push_back(device_at(rank * per_rank + i));
   return mine;
 }
@@ -51,7 +61,7 @@ void check_device(int id) {
   if (!device_at(id).valid())
     throw std::out_of_range("weft offload: no device " + std::to_string(id) + " (this job has " +
                             std::to_string(num_devices()) + " devices: " + std::to_string(nranks()) + " ranks x " +
-                            std::to_string(offload_config().cpu_devices) + ")");
+                            std::to_string(offload_config().per_rank()) + ")");
 }
 
 std::exception_ptr device_error(int id) {

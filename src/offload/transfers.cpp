@@ -19,40 +19,58 @@ namespace {
 
 constexpr std::size_t fragment_bytes = std::size_t{1} << 20;
 
-std::uint64_t allocate_here(int device, std::size_t bytes) { return local_device(device).allocate(bytes); }
+std::uint64_t allocate_here(int device, std::size_t bytes) { return local_device_of(device).allocate(bytes); }
 
-void free_here(int device, std::uint64_t address) { local_device(device).free(address); }
+void free_here(int device, std::uint64_t address) { local_device_of(device).free(address); }
 
 void write_here(int device, std::uint64_t address, std::vector<std::byte> bytes) {
-  cpu_device& d = local_device(device);
-  std::byte* to = d.resolve(address, bytes.size());
-  d.transfers.submit([&] { std::memcpy(to, bytes.data(), bytes.size()); }).get();
+  local_device& d = local_device_of(device);
+  d.write(d.resolve(address, bytes.size()), bytes.data(), bytes.size());
 }
 
 std::vector<std::byte> read_here(int device, std::uint64_t address, std::size_t bytes) {
-  cpu_device& d = local_device(device);
+  local_device& d = local_device_of(device);
   const std::byte* from = d.resolve(address, bytes);
-  std::vector<std::byte> out;
-  d.transfers.submit([&] { out.assign(from, from + bytes); }).get();
+  std::vector<std::byte> out(bytes);
+  d.read(out.data(), from, bytes);
   return out;
+}
+
+/// Two devices of this rank: in place on one device, directly when one
+/// side is host memory, else through this rank's memory (no peer access).
+void copy_between(local_device& t, std::byte* to, local_device& s, const std::byte* from, std::size_t bytes) {
+  if (&t == &s) {
+    t.copy_within(to, from, bytes);
+  } else if (s.host_addressable()) {
+    t.write(to, from, bytes);
+  } else if (t.host_addressable()) {
+    s.read(to, from, bytes);
+  } else {
+    for (std::size_t off = 0; off < bytes; off += fragment_bytes) {
+      const std::size_t n = std::min(fragment_bytes, bytes - off);
+      std::vector<std::byte> piece(n);
+      s.read(piece.data(), from + off, n);
+      t.write(to + off, piece.data(), n);
+    }
+  }
 }
 
 /// Runs on the source device's rank.
 void push_here(int dst_device, std::uint64_t dst, int src_device, std::uint64_t src, std::size_t bytes) {
-  cpu_device& s = local_device(src_device);
+  local_device& s = local_device_of(src_device);
   const std::byte* from = s.resolve(src, bytes);
   const int dst_rank = device_at(dst_device).rank();
   if (dst_rank == weft::rank()) {
-    cpu_device& t = local_device(dst_device);
+    local_device& t = local_device_of(dst_device);
     std::byte* to = t.resolve(dst, bytes);
-    t.transfers.submit([&] { std::memmove(to, from, bytes); }).get();
+    copy_between(t, to, s, from, bytes);
     return;
   }
   std::vector<future<void>> sent;
   for (std::size_t off = 0; off < bytes; off += fragment_bytes) {
     const std::size_t n = std::min(fragment_bytes, bytes - off);
-    std::vector<std::byte> piece;
-    s.transfers.submit([&] { piece.assign(from + off, from + off + n); }).get();
+    std::vector<std::byte> piece(n);
+    s.read(piece.data(), from + off, n);
     sent.push_back(async_at(dst_rank, &write_here, dst_device, dst + off, std::move(piece)));
   }
   for (auto& f : sent) f.get();

@@ -1,5 +1,5 @@
 // offload: rank 0 builds every graph as weft target tasks spread over all
-// devices of all ranks (blocks of points per device). Each task's output
+// cpu devices of all ranks (blocks of points per device). Each task's output
 // stays in its device's arena; a task's inputs are handles to its
 // producers' output slots: read in place on the same device, fetched by the
 // consumer's rank straight from the producer's rank otherwise (rank 0 only
@@ -149,7 +149,8 @@ void run_offload(const taskbench::app& app) {
   known_app& k = current_app();
   if (k.app.exchange(&app, std::memory_order_acq_rel) == nullptr) k.set.set_value();
   if (weft::rank() != 0) return;
-  const std::vector<weft::device> devs = weft::devices();
+  // The kernels are Task Bench's host code: cpu devices only.
+  const std::vector<weft::device> devs = weft::devices(weft::device_kind::cpu);
   for (std::size_t i = 0; i < app.graphs.size(); ++i) run_graph(app.graphs[i], static_cast<long>(i), devs);
 }
 

@@ -8,6 +8,9 @@
 // run on the rank's workers, data moves in and out of the arena by explicit
 // copies, as with an accelerator. Every rank has --weft:cpu-devices of them
 // (default 1), each with --weft:cpu-device-memory bytes (default 1G).
+// When the build has CUDA, a rank's cuda devices follow its cpu devices,
+// one per GPU it sees (none without a GPU); their kernels are launchers
+// (weft/offload/cuda.hpp).
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -47,6 +50,9 @@ class device {
 /// Every device of every rank, ordered by global id: rank 0's devices
 /// first, then rank 1's, ... Call from inside the runtime.
 std::vector<device> devices();
+/// Those of one kind, in the same order (host kernels need cpu devices,
+/// launchers cuda devices).
+std::vector<device> devices(device_kind kind);
 /// How many devices the job has (all ranks).
 int num_devices();
 /// The device with global id `id`; not valid() when there is none (using it

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "weft/future.hpp"
+#include "weft/offload/cuda.hpp"
 #include "weft/offload/device_buffer.hpp"
 #include "weft/offload/kernel_ref.hpp"
 #include "weft/offload/map.hpp"
@@ -21,6 +22,8 @@
 namespace weft::detail {
 
 // ---- the device's side (src/offload/device_scope.cpp) ------------------------
+
+class local_device;
 
 /// One target task on its device's rank: resolves and checks addresses,
 /// holds the task's temporary allocations (freed on destruction) and runs
@@ -45,9 +48,12 @@ class device_scope {
   /// (its exception rethrown naming the device), then the copies out; the
   /// bytes copied out, in the order of copy_out_later.
   std::vector<std::vector<std::byte>> run(const std::function<void()>& kernel);
+  /// The same with a launcher, given the device's compute stream (cuda devices).
+  std::vector<std::vector<std::byte>> run_launcher(const std::function<void(cuda_stream)>& launcher);
 
  private:
   struct pending;
+  std::vector<std::vector<std::byte>> run_steps(const std::function<void(local_device&)>& kernel);
   int device_;
   std::unique_ptr<pending> p_;
 };
@@ -127,7 +133,17 @@ struct launch_on_device {
     // Braced: the arguments bind in order, so copies out keep their order.
     std::tuple<kernel_arg_t<W>...> args{bind_on_device(dev, w)...};
     const K kernel = decode_kernel<K>(h.kernel);
-    return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+    // A host kernel takes the arguments; a launcher (cuda devices) takes
+    // the device's stream first. Host form first: a generic kernel is one.
+    if constexpr (std::is_invocable_v<const K&, kernel_arg_t<W>&...>) {
+      return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+    } else {
+      static_assert(std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>,
+                    "weft::target: the kernel takes neither the arguments as given (see weft/offload/target.hpp) "
+                    "nor a cudaStream_t followed by them");
+      return dev.run_launcher(
+          [&](cuda_stream s) { std::apply([&](auto&... a) { std::invoke(kernel, s, a...); }, args); });
+    }
   }
 };
 

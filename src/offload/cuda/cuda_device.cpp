@@ -1,0 +1,211 @@
+// cuda devices: a GPU of this process with memory from cudaMalloc, a copy
+// stream for every transfer and a compute stream for launchers, so a long
+// kernel never holds up a copy. Host memory reaches the GPU through pinned
+// staging buffers (cudaMallocHost) one fragment at a time: bytes from
+// another rank arrive in this rank's memory first (no GPUDirect). Completion
+// is event-driven: a stream callback enqueued behind the work fulfils a weft
+// promise, on which the calling task is suspended; nothing polls.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cstring>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "offload/device_state.hpp"
+#include "weft/future.hpp"
+
+static_assert(std::is_same_v<cudaStream_t, weft::cuda_stream>, "weft::cuda_stream must be cudaStream_t");
+
+namespace weft::detail {
+
+cuda_inventory probe_cuda() noexcept {
+  int n = 0;
+  // No driver, no device, or a driver too old: no cuda devices, not an error.
+  if (cudaGetDeviceCount(&n) != cudaSuccess || n <= 0) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  cudaDeviceProp p{};
+  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return {};
+  return {n, p.totalGlobalMem};
+}
+
+namespace {
+
+constexpr std::size_t staging_bytes = std::size_t{1} << 20;  // one fragment
+constexpr std::size_t staging_depth = 8;                     // fragments in flight per copy
+
+class cuda_device final : public local_device {
+ public:
+  cuda_device(int id, int rank, int ordinal, std::size_t capacity) : local_device(id, rank, capacity), ordinal_(ordinal) {
+    check(cudaSetDevice(ordinal_), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&copies_, cudaStreamNonBlocking), "cudaStreamCreate (copy stream)");
+    check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate (compute stream)");
+  }
+  ~cuda_device() override {
+    (void)cudaSetDevice(ordinal_);
+    (void)cudaStreamSynchronize(copies_);
+    (void)cudaStreamSynchronize(compute_);
+    release_all();
+    for (void* b : staging_) (void)cudaFreeHost(b);
+    (void)cudaStreamDestroy(copies_);
+    (void)cudaStreamDestroy(compute_);
+  }
+
+  bool host_addressable() const noexcept override { return false; }
+
+  void write(std::byte* to, const std::byte* host, std::size_t bytes) override {
+    select();
+    for (std::size_t done = 0; done < bytes;) {
+      std::vector<void*> used;
+      for (; done < bytes && used.size() < staging_depth; done += std::min(staging_bytes, bytes - done)) {
+        const std::size_t n = std::min(staging_bytes, bytes - done);
+        used.push_back(take_staging());
+        std::memcpy(used.back(), host + done, n);
+        if (cudaError_t e = cudaMemcpyAsync(to + done, used.back(), n, cudaMemcpyHostToDevice, copies_)) {
+          give_back(used);
+          check(e, "cudaMemcpyAsync (host to device)");
+        }
+      }
+      finish(copies_, "host to device copy", &used);
+    }
+  }
+
+  void read(std::byte* host, const std::byte* from, std::size_t bytes) override {
+    select();
+    for (std::size_t done = 0; done < bytes;) {
+      std::vector<void*> used;
+      std::vector<std::size_t> sizes;
+      const std::size_t first = done;
+      for (; done < bytes && used.size() < staging_depth; done += sizes.back()) {
+        sizes.push_back(std::min(staging_bytes, bytes - done));
+        used.push_back(take_staging());
+        if (cudaError_t e = cudaMemcpyAsync(used.back(), from + done, sizes.back(), cudaMemcpyDeviceToHost, copies_)) {
+          give_back(used);
+          check(e, "cudaMemcpyAsync (device to host)");
+        }
+      }
+      try {
+        finish(copies_, "device to host copy", nullptr);
+      } catch (...) {
+        give_back(used);
+        throw;
+      }
+      std::size_t at = first;
+      for (std::size_t i = 0; i < used.size(); at += sizes[i], ++i) std::memcpy(host + at, used[i], sizes[i]);
+      give_back(used);
+    }
+  }
+
+  void copy_within(std::byte* to, const std::byte* from, std::size_t bytes) override {
+    select();
+    check(cudaMemcpyAsync(to, from, bytes, cudaMemcpyDeviceToDevice, copies_), "cudaMemcpyAsync (device to device)");
+    finish(copies_, "device to device copy", nullptr);
+  }
+
+  void run_kernel(const std::function<void()>&) override {
+    throw std::invalid_argument("weft offload: " + name() +
+                                " runs launchers: a kernel for a cuda device takes a cudaStream_t first and launches "
+                                "its __global__ function on that stream");
+  }
+
+  void run_launcher(const std::function<void(cuda_stream)>& launcher) override {
+    select();
+    try {
+      launcher(compute_);
+    } catch (...) {
+      throw kernel_failure(name(), std::current_exception());
+    }
+    if (cudaError_t e = cudaGetLastError())
+      throw std::runtime_error("weft offload: kernel failed on " + name() + ": launch: " + cudaGetErrorString(e));
+    finish(compute_, "kernel", nullptr);
+  }
+
+ private:
+  void* obtain(std::size_t bytes) override {
+    select();
+    void* p = nullptr;
+    if (cudaError_t e = cudaMalloc(&p, bytes)) {
+      (void)cudaGetLastError();
+      throw std::length_error("weft offload: " + name() + ": cudaMalloc of " + std::to_string(bytes) +
+                              " bytes failed: " + cudaGetErrorString(e));
+    }
+    return p;
+  }
+  void release(void* p) noexcept override {
+    (void)cudaSetDevice(ordinal_);
+    (void)cudaFree(p);
+  }
+
+  void select() { check(cudaSetDevice(ordinal_), "cudaSetDevice"); }
+
+  void check(cudaError_t e, const char* call) const {
+    if (e == cudaSuccess) return;
+    (void)cudaGetLastError();
+    throw std::runtime_error("weft offload: " + name() + ": " + call + " failed: " + cudaGetErrorString(e));
+  }
+
+  /// Suspends the calling task until `stream` has run what was enqueued on
+  /// it; `staging` (if given) goes back to the pool then, error or not. A
+  /// stream callback rather than cudaLaunchHostFunc: it is called with the
+  /// error when the stream's work failed (a faulting kernel), where a host
+  /// function would never run and the task would wait for ever.
+  void finish(cudaStream_t stream, const char* what, std::vector<void*>* staging) {
+    auto* done = new promise<cudaError_t>;
+    future<cudaError_t> f = done->get_future();
+    const cudaError_t e = cudaStreamAddCallback(
+        stream, [](cudaStream_t, cudaError_t status, void* p) {
+          auto* d = static_cast<promise<cudaError_t>*>(p);
+          d->set_value(status);  // no CUDA call here: the task reports it
+          delete d;
+        },
+        done, 0);
+    if (e != cudaSuccess) {
+      delete done;
+      if (staging) give_back(*staging);
+      check(e, "cudaStreamAddCallback");
+    }
+    const cudaError_t status = f.get();
+    if (staging) give_back(*staging);
+    check(status, what);
+  }
+
+  void* take_staging() {
+    {
+      std::lock_guard g(mutex_);
+      if (!free_staging_.empty()) {
+        void* b = free_staging_.back();
+        free_staging_.pop_back();
+        return b;
+      }
+    }
+    void* b = nullptr;
+    check(cudaMallocHost(&b, staging_bytes), "cudaMallocHost (staging buffer)");
+    std::lock_guard g(mutex_);
+    staging_.push_back(b);
+    return b;
+  }
+  void give_back(std::vector<void*>& used) {
+    std::lock_guard g(mutex_);
+    free_staging_.insert(free_staging_.end(), used.begin(), used.end());
+    used.clear();
+  }
+
+  int ordinal_;
+  cudaStream_t copies_ = nullptr;
+  cudaStream_t compute_ = nullptr;
+  std::mutex mutex_;
+  std::vector<void*> staging_;       // every pinned buffer, freed with the device
+  std::vector<void*> free_staging_;  // those not in use
+};
+
+}  // namespace
+
+std::unique_ptr<local_device> make_cuda_device(int id, int rank, int ordinal, std::size_t capacity) {
+  return std::make_unique<cuda_device>(id, rank, ordinal, capacity);
+}
+
+}  // namespace weft::detail
