@@ -21,7 +21,8 @@ ROWS = [
     ("spmd", ["weft/spmd.cpp", "weft/remote_outputs.hpp", "weft/remote_outputs.cpp"]),
     ("forkjoin", ["weft/forkjoin.cpp"]),
     ("futures", ["weft/futures.cpp"]),
-    ("weft driver (all four)", ["weft/main.cpp", "weft/impl.hpp", "weft/scratch.cpp"]),
+    ("offload", ["weft/offload.cpp"]),
+    ("weft driver (all five)", ["weft/main.cpp", "weft/impl.hpp", "weft/scratch.cpp"]),
     ("taskbench_mpi (nonblock)", ["mpi/nonblock.hpp", "mpi/nonblock.cpp"]),
     ("taskbench_mpi driver", ["mpi/main.cpp", "mpi/runner.hpp", "mpi/runner.cpp"]),
 ]
