@@ -193,8 +193,8 @@ struct steal_statistics {
   std::uint64_t from_remote = 0;      // other ranks, by message
   std::uint64_t from_siblings = 0;    // other workers of this rank
   std::uint64_t failed = 0;           // attempts on another rank that found nothing
-  std::uint64_t node_steal_ns = 0;    // time in successful shared-memory steals (estimated
-  std::uint64_t failed_steal_ns = 0;  // time in failed shared-memory attempts   from 1 in 16)
+  std::uint64_t node_steal_ns = 0;    // time in successful shared-memory steals
+  std::uint64_t failed_steal_ns = 0;  // time in failed ones (estimated from a sample)
   std::uint64_t remote_steal_ns = 0;  // request to arrival, successful message steals
   std::uint64_t stolen() const noexcept { return from_node + from_remote; }
 };

@@ -27,7 +27,8 @@ struct root_outcome {
 
 struct counters {
   std::atomic<std::uint64_t> from_node{0}, from_remote{0}, from_siblings{0}, failed{0};
-  // Shared-memory attempts are timed one in 16: how many were, and their time.
+  // Shared-memory attempts that are timed (all on a victim with work, one
+  // in 16 of the others): how many were, and their time.
   std::atomic<std::uint64_t> node_timed{0}, node_ns{0}, failed_timed{0}, failed_ns{0};
   std::atomic<std::uint64_t> remote_ns{0};  // every steal by message
 };

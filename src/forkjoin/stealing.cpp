@@ -37,14 +37,22 @@ bool steal_from(deque_set& set, task_entry& out) noexcept {
   return false;
 }
 
+bool looks_empty(deque_set& set) noexcept {
+  const int n = set.workers.load(std::memory_order_acquire);
+  for (int i = 0; i < n; ++i)
+    if (!set.deque(i).looks_empty()) return false;
+  return true;
+}
+
 task_base* steal_on_node(fj_rank& me) noexcept {
   const int victim = pick(me.node_victims);
   auto* set = reinterpret_cast<deque_set*>(detail::pgas::address_of(victim, me.deques_offset, false));
   task_entry e;
-  // Every 16th attempt is timed: reading the clock twice per attempt was a
-  // tenth of an idle thief's time.
+  // Attempts on a victim with something to take are timed, of the others
+  // (nearly all: an empty deque is one look) every 16th: reading the clock
+  // twice per attempt was a tenth of an idle thief's time.
   thread_local unsigned attempts = 0;
-  const bool timed = (++attempts & 15) == 0;
+  const bool timed = !looks_empty(*set) || (++attempts & 15) == 0;
   const std::int64_t t0 = timed ? now_ns() : 0;
   const bool ok = steal_from(*set, e);
   const auto spent = timed ? static_cast<std::uint64_t>(now_ns() - t0) : 0;
