@@ -65,19 +65,22 @@ bool push(const task_record* r, const void* payload, std::uint32_t size, cell_ba
   return true;
 }
 
-bool pop_if(const cell_base* c) noexcept {
+namespace {
+/// Pops the calling worker's newest task into `out` (if set) when it is
+/// the one for `c`.
+bool pop_newest_if(const cell_base* c, task_entry* out) noexcept {
   fj_rank* me = nullptr;
   steal_deque* d = own_deque(me);
   if (d == nullptr || d->newest_cell() != reinterpret_cast<std::uintptr_t>(c)) return false;
-  return d->pop(nullptr);
+  return d->pop(out);
 }
+}  // namespace
+
+bool pop_if(const cell_base* c) noexcept { return pop_newest_if(c, nullptr); }
 
 void take_back_and_run(const cell_base& c) noexcept {
-  fj_rank* me = nullptr;
-  steal_deque* d = own_deque(me);
-  if (d == nullptr || d->newest_cell() != reinterpret_cast<std::uintptr_t>(&c)) return;
   task_entry e;
-  if (!d->pop(&e)) return;
+  if (!pop_newest_if(&c, &e)) return;
   task_base* t = make_stolen_task(e);
   t->run(t);  // completes c, frees t
 }

@@ -12,8 +12,6 @@
 
 namespace weft::detail::fj {
 
-bool steal_for_remote(fj_rank& me, task_entry& out) noexcept;  // stealing.cpp
-void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);  // root.cpp
 
 namespace {
 
@@ -37,18 +35,6 @@ void settle(fj_rank& me, cell_base& c, const wire_header& h, std::span<const std
   }
   c.ran_on = h.rank;
   c.done.set();
-}
-
-/// Sends the outcome in `c` to `proxy` on rank `to`.
-void answer(rank_comm& comm, int to, std::uint64_t proxy, const cell_base& c) {
-  if (c.error) {
-    const std::string text = describe(c.error);
-    send_am(comm, to, forkjoin_messages, wire_header{wire_kind::value, 1, c.ran_on, proxy, 0},
-            body_of(text.data(), text.size()));
-  } else {
-    send_am(comm, to, forkjoin_messages, wire_header{wire_kind::value, 0, c.ran_on, proxy, 0},
-            body_of(c.value, c.value_size));
-  }
 }
 
 /// Parked on a cell until it is done, for a rank of another process.
@@ -102,7 +88,8 @@ void fj_arrived(rank_comm& c, am_message&& m) {
       w->cell = cell;
       w->notify = [](waiter* n) noexcept {
         std::unique_ptr<remote_waiter> self(static_cast<remote_waiter*>(n));
-        answer(*self->comm, self->to, self->proxy, *self->cell);
+        const cell_base& c = *self->cell;
+        send_outcome(*self->comm, self->to, wire_kind::value, c.ran_on, self->proxy, c.value, c.value_size, c.error);
       };
       if (!cell->done.add(w)) w->notify(w);
       return;
@@ -128,6 +115,16 @@ std::string describe(std::exception_ptr e) {
   }
 }
 
+void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint64_t token, const void* value,
+                  std::uint32_t size, const std::exception_ptr& error) {
+  if (error) {
+    const std::string text = describe(error);
+    send_am(comm, to, forkjoin_messages, wire_header{kind, 1, ran_on, token, 0}, body_of(text.data(), text.size()));
+  } else {
+    send_am(comm, to, forkjoin_messages, wire_header{kind, 0, ran_on, token, 0}, body_of(value, size));
+  }
+}
+
 void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
               std::exception_ptr error) {
   if (in_process_comm(owner) != nullptr) {
@@ -138,14 +135,7 @@ void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std
     c.done.set();
     return;
   }
-  if (error) {
-    const std::string text = describe(error);
-    send_am(me.comm, owner, forkjoin_messages, wire_header{wire_kind::complete, 1, me.rank, cell, 0},
-            body_of(text.data(), text.size()));
-  } else {
-    send_am(me.comm, owner, forkjoin_messages, wire_header{wire_kind::complete, 0, me.rank, cell, 0},
-            body_of(value, size));
-  }
+  send_outcome(me.comm, owner, wire_kind::complete, me.rank, cell, value, size, error);
 }
 
 void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size) {

@@ -46,18 +46,8 @@ std::uint64_t root_begin() {
 void root_end(std::uint64_t seq, const void* value, std::uint32_t size, std::exception_ptr error) {
   fj_rank& me = current_rank();
   detail::pgas::task_boundary_release();  // every rank sees the root's writes after root_exec
-  std::string text;
-  if (error) text = describe(error);
-  for (int r = 0; r < me.comm.nranks; ++r) {
-    if (r == me.rank) continue;
-    serialization::message body;
-    const void* p = error ? static_cast<const void*>(text.data()) : value;
-    const std::size_t n = error ? text.size() : size;
-    body.bytes.resize(n);
-    if (n != 0) std::memcpy(body.bytes.data(), p, n);
-    send_am(me.comm, r, forkjoin_messages, wire_header{wire_kind::root_done, error ? std::uint8_t{1} : std::uint8_t{0}, me.rank, seq, 0},
-            std::move(body));
-  }
+  for (int r = 0; r < me.comm.nranks; ++r)
+    if (r != me.rank) send_outcome(me.comm, r, wire_kind::root_done, me.rank, seq, value, size, error);
   finish(me);
 }
 

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -92,6 +93,10 @@ static_assert(sizeof(wire_header) <= 32);
 /// an error.
 void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
               std::exception_ptr error);
+/// Sends an outcome (`size` value bytes, or the text of `error`) as a
+/// message of `kind` for `token` on rank `to`.
+void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint64_t token, const void* value,
+                  std::uint32_t size, const std::exception_ptr& error);
 /// The text an exception carries across ranks.
 std::string describe(std::exception_ptr e);
 
@@ -104,7 +109,13 @@ task_base* make_stolen_task(const task_entry& e);
 /// and runs it here (fork.cpp).
 void take_back_and_run(const cell_base& c) noexcept;
 
-// ---- the deques' set-up (deques.cpp) ---------------------------------------------
+/// Victim side of a steal by message: the oldest task of any of this
+/// rank's deques (stealing.cpp).
+bool steal_for_remote(fj_rank& me, task_entry& out) noexcept;
+/// A root task's outcome arrived from rank 0 (root.cpp).
+void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);
+
+// ---- the deques' set-up (state.cpp) ---------------------------------------------
 
 /// Collective, once: every rank makes its deques in its heap.
 void make_deques(fj_rank& me);

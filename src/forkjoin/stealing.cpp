@@ -106,8 +106,6 @@ const bool hooked = [] {
 
 }  // namespace
 
-/// Victim side of a steal by message (messages.cpp): the oldest task of any
-/// of this rank's deques.
 bool steal_for_remote(fj_rank& me, task_entry& out) noexcept {
   return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out);
 }
