@@ -1,10 +1,5 @@
 #include "pgas/software_cache.hpp"
 
-#if defined(__SANITIZE_THREAD__)
-extern "C" void AnnotateIgnoreReadsBegin(const char* file, int line);
-extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
-#endif
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -14,23 +9,8 @@ extern "C" void AnnotateIgnoreReadsEnd(const char* file, int line);
 #include <unistd.h>
 
 #include "pgas/state.hpp"
+#include "rma/racing_reads.hpp"
 #include "weft/pgas.hpp"
-
-namespace {
-/// Under ThreadSanitizer: the reads of a fill that copies a whole block
-/// from a heap this process maps race by design with other ranks writing
-/// back their disjoint parts of that block (tests/tsan.supp explains why
-/// that is benign); the report's stack of the read is not always precise
-/// enough for the suppression to match, so the reads are not recorded.
-struct tsan_reads_ignored {
-#if defined(__SANITIZE_THREAD__)
-  tsan_reads_ignored() { AnnotateIgnoreReadsBegin(__FILE__, __LINE__); }
-  ~tsan_reads_ignored() { AnnotateIgnoreReadsEnd(__FILE__, __LINE__); }
-#else
-  tsan_reads_ignored() noexcept {}  // user-provided: a guard, not an unused variable
-#endif
-};
-}  // namespace
 
 namespace weft::pgas::detail {
 
@@ -204,7 +184,7 @@ void software_cache::fill(int target, const std::vector<std::uint32_t>& held, st
           write_backs_.erase(w);
         }
         std::vector<future<void>> gets;
-        const tsan_reads_ignored whole_block_fetch;  // see tests/tsan.supp
+        const weft::rma::detail::racing_reads whole_block_fetch;  // see tests/tsan.supp
         for (const auto& r : gaps) {
           gets.push_back(weft::detail::pgas::get_bytes(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
           ++stats_.fetches;

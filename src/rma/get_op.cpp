@@ -2,9 +2,11 @@
 #include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <span>
 
 #include "rma/checks.hpp"
 #include "rma/op_common.hpp"
+#include "rma/racing_reads.hpp"
 
 namespace weft::rma::detail {
 
@@ -20,6 +22,7 @@ class get_op {
         chunk_(origin.settings.chunk),
         pieces_(pieces_of(t.bytes, chunk_)),
         out_(to),
+        racing_(racing_reads::active()),
         outstanding_(pieces_) {}
 
   future<void> start() {
@@ -36,6 +39,17 @@ class get_op {
     return f;
   }
 
+  /// In one process the reply's data is a view of the target's segment
+  /// itself: a get started in a racing_reads scope copies it in one too.
+  void copy(std::byte* to, std::span<const std::byte> data) const {
+    if (racing_) {
+      const racing_reads unrecorded;
+      std::memmove(to, data.data(), data.size());  // dst may overlap the segment
+    } else {
+      std::memmove(to, data.data(), data.size());
+    }
+  }
+
   void replied(const am_message& m, const wire_header& h) noexcept {
     if (m.bulk_count() != 1) corrupt_message(m.source, "get reply without its data");
     const auto data = m.bulk_segment(0);
@@ -43,7 +57,7 @@ class get_op {
     if (h.offset < t_.offset || at % chunk_ != 0 || at >= std::max<std::size_t>(t_.bytes, 1) ||
         data.size() != std::min(chunk_, t_.bytes - static_cast<std::size_t>(at)))
       corrupt_message(m.source, "get reply does not match its request");
-    if (!data.empty()) std::memmove(dst_ + at, data.data(), data.size());  // dst may overlap the segment
+    if (!data.empty()) copy(dst_ + at, data);
     if (outstanding_.fetch_sub(1, std::memory_order_acq_rel) != 1) return;
     out_.report(completion{completion_kind::get, t_.target, t_.segment, t_.offset, t_.bytes, 0});
     delete this;
@@ -56,6 +70,7 @@ class get_op {
   const std::size_t chunk_;
   const std::size_t pieces_;
   reporter out_;
+  const bool racing_;  // started in a racing_reads scope
   std::atomic<std::size_t> outstanding_;  // replies to come
 };
 
