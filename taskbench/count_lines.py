@@ -22,6 +22,7 @@ ROWS = [
     ("forkjoin", ["weft/forkjoin.cpp"]),
     ("futures", ["weft/futures.cpp"]),
     ("offload", ["weft/offload.cpp"]),
+    ("offload's GPU kernel", ["weft/offload_cuda.hpp", "weft/offload_cuda.cu"]),
     ("weft driver (all five)", ["weft/main.cpp", "weft/impl.hpp", "weft/scratch.cpp"]),
     ("taskbench_mpi (nonblock)", ["mpi/nonblock.hpp", "mpi/nonblock.cpp"]),
     ("taskbench_mpi driver", ["mpi/main.cpp", "mpi/runner.hpp", "mpi/runner.cpp"]),

@@ -10,6 +10,7 @@
 
 #include "am/rank_comm.hpp"
 #include "runtime/runtime_state.hpp"
+#include "sched/scheduler.hpp"
 
 namespace weft::detail {
 
@@ -35,7 +36,7 @@ const offload_settings& offload_config() {
     const int cap = cuda_device_cap();
     const cuda_inventory gpus = cap == 0 ? cuda_inventory{} : probe_cuda();
     o.cuda_devices = std::min(gpus.count, cap);
-    o.cuda_memory = gpus.memory;
+    o.cuda_memory.assign(gpus.memory.begin(), gpus.memory.begin() + o.cuda_devices);
     return o;
   }();
   return s;
@@ -128,6 +129,7 @@ void cpu_device::copy_within(std::byte* to, const std::byte* from, std::size_t b
 void cpu_device::run_kernel(const std::function<void()>& kernel) {
   kernels_
       .submit([&] {
+        publish_sends_now();  // what this rank sent meanwhile leaves before the kernel holds the worker
         try {
           kernel();
         } catch (...) {
@@ -148,7 +150,7 @@ offload_rank::offload_rank(rank_comm& c) : rank(c.rank) {
   for (int i = 0; i < s.cpu_devices; ++i)
     devices.push_back(std::make_unique<cpu_device>(first + i, rank, s.cpu_memory));
   for (int g = 0; g < s.cuda_devices; ++g)
-    devices.push_back(make_cuda_device(first + s.cpu_devices + g, rank, g, s.cuda_memory));
+    devices.push_back(make_cuda_device(first + s.cpu_devices + g, rank, g, s.cuda_memory[static_cast<std::size_t>(g)]));
 }
 
 local_device& local_device_of(int id) {

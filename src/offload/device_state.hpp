@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "offload/serial_queue.hpp"
+#include "offload/task_table.hpp"
 #include "weft/offload/cuda.hpp"
 #include "weft/offload/device.hpp"
 
@@ -29,7 +30,7 @@ struct offload_settings {
   int cpu_devices = 1;                            // --weft:cpu-devices
   std::size_t cpu_memory = std::size_t{1} << 30;  // --weft:cpu-device-memory
   int cuda_devices = 0;                           // GPUs this rank sees (WEFT_CUDA_DEVICES caps it)
-  std::size_t cuda_memory = 0;                    // the first GPU's memory
+  std::vector<std::size_t> cuda_memory;           // of each GPU, by ordinal (every rank sees the same)
   int per_rank() const noexcept { return cpu_devices + cuda_devices; }
 };
 const offload_settings& offload_config();
@@ -37,7 +38,7 @@ const offload_settings& offload_config();
 /// What the CUDA part reports about this process's GPUs (none without it).
 struct cuda_inventory {
   int count = 0;
-  std::size_t memory = 0;
+  std::vector<std::size_t> memory;  // of each GPU, by ordinal
 };
 cuda_inventory probe_cuda() noexcept;
 
@@ -108,6 +109,7 @@ struct offload_rank {
   explicit offload_rank(rank_comm& c);
   int rank;
   std::vector<std::unique_ptr<local_device>> devices;
+  task_table tasks;  // target tasks that launches here may wait for
 };
 
 /// The device with global id `id`, which must belong to the calling rank

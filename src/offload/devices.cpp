@@ -24,7 +24,7 @@ device device_at(int id) noexcept {
     d.local_ = id % per_rank;
     const bool gpu = d.local_ >= s.cpu_devices;
     d.kind_ = gpu ? device_kind::cuda : device_kind::cpu;
-    d.memory_ = gpu ? s.cuda_memory : s.cpu_memory;
+    d.memory_ = gpu ? s.cuda_memory[static_cast<std::size_t>(d.local_ - s.cpu_devices)] : s.cpu_memory;
   }
   return d;
 }

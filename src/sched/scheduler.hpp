@@ -190,6 +190,10 @@ class scheduler {
   /// backend publishes in batches): called through publish_sends() before
   /// the worker switches tasks, waits or goes idle. Set before start().
   void (*publish)(void* ctx, int index) noexcept = nullptr;
+  /// The same, even where publish would let the messages wait to leave
+  /// with the next ones (the calling worker has other tasks ready): see
+  /// publish_sends_now(). Null: publish is never lazy.
+  void (*publish_now)(void* ctx, int index) noexcept = nullptr;
   void* publish_ctx = nullptr;
 
   int rank() const noexcept { return rank_; }
@@ -230,6 +234,20 @@ inline void publish_sends(worker& w) noexcept {
   if (!w.unpublished_sends) return;
   w.unpublished_sends = false;
   w.sched->publish(w.sched->publish_ctx, w.index);
+}
+
+/// Sends what this rank's tasks have sent so far now, even with other tasks
+/// ready (the mpi transport then lets messages wait to leave together with
+/// the next ones): for a task about to hold its worker long, such as a
+/// device kernel, so that a reply another rank waits for does not wait for
+/// the kernel to end.
+inline void publish_sends_now() noexcept {
+  worker* w = current_worker();
+  if (w == nullptr) return;
+  scheduler& s = *w->sched;
+  w->unpublished_sends = false;
+  if (s.publish_now != nullptr) s.publish_now(s.publish_ctx, w->index);
+  else if (s.publish != nullptr) s.publish(s.publish_ctx, w->index);
 }
 
 /// The rank a non-worker thread acts for (set by the runtime for the main

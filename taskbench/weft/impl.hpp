@@ -20,6 +20,12 @@ extern bool inject_corruption;
 enum class builders { automatic, one, per_worker };
 extern builders builders_mode;
 
+/// -weft-offload-devices auto|cpu|cuda: the devices -impl offload runs its
+/// points on; auto: the GPUs when the job has some and the kernel runs on
+/// them (see offload.cpp), else the cpu devices.
+enum class offload_devices_kind { automatic, cpu, cuda };
+extern offload_devices_kind offload_kind;
+
 /// Output of one task: `output_bytes_per_task` bytes of (t, x) pairs. Up
 /// to 48 bytes (Task Bench's default is 16) are held inline: a dataflow
 /// task's output then lives inside its future's state, so no task allocates

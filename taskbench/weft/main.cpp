@@ -1,6 +1,7 @@
 // taskbench_weft: Task Bench on weft.
 //
 //   taskbench_weft -impl dataflow|spmd|forkjoin|futures|offload [-weft-builders auto|one|per-worker]
+//                  [-weft-offload-devices auto|cpu|cuda]
 //                  [Task Bench flags] [--weft:options]
 //
 // Every rank parses the same flags; rank 0 prints the configuration and the
@@ -44,6 +45,18 @@ options take_own_flags(int& argc, char** argv) {
         taskbench_weft::builders_mode = taskbench_weft::builders::per_worker;
       else {
         std::fprintf(stderr, "error: -weft-builders needs auto, one or per-worker (got '%s')\n", v);
+        std::exit(1);
+      }
+    } else if (std::strcmp(argv[i], "-weft-offload-devices") == 0) {
+      const char* v = i + 1 < argc ? argv[++i] : "";
+      if (std::strcmp(v, "auto") == 0)
+        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::automatic;
+      else if (std::strcmp(v, "cpu") == 0)
+        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::cpu;
+      else if (std::strcmp(v, "cuda") == 0)
+        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::cuda;
+      else {
+        std::fprintf(stderr, "error: -weft-offload-devices needs auto, cpu or cuda (got '%s')\n", v);
         std::exit(1);
       }
     } else if (std::strcmp(argv[i], "-no-warmup") == 0) {

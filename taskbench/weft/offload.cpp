@@ -1,26 +1,36 @@
 // offload: rank 0 builds every graph as weft target tasks spread over all
-// cpu devices of all ranks (blocks of points per device). Each task's output
-// stays in its device's arena; a task's inputs are handles to its
-// producers' output slots: read in place on the same device, fetched by the
-// consumer's rank straight from the producer's rank otherwise (rank 0 only
-// sends the launch). The other ranks only own devices: their workers run
-// the kernels and the copies.
+// devices of one kind of all ranks (blocks of points per device; GPUs when
+// the job has them and the kernel runs there, see offload_devices). Each
+// task's output stays in its device's arena; a task's inputs are handles to
+// its producers' output slots: read in place on the same device, fetched by
+// the consumer's rank straight from the producer's rank otherwise. Rank 0
+// only sends the launches, ahead of time: each device's rank waits for a
+// task's producers itself. The other ranks only own devices: their workers
+// (or GPUs) run the kernels and the copies.
 //
-// Arena of a device (one allocation): for each of its points, an output slot
-// per timestep and the point's scratch. Every slot is written once per run,
-// so no task waits for another to be done reading.
+// Arena of a device (one allocation): failure words (GPU points), then for
+// each of its points an output slot per timestep and the point's scratch.
+// Every slot is written once per run, so no task waits for another to be
+// done reading.
 #include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <deque>
 #include <span>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 #include "impl.hpp"
 #include "weft/offload.hpp"
 #include "weft/weft.hpp"
+#if defined(TASKBENCH_WEFT_CUDA)
+#include "offload_cuda.hpp"
+#endif
 
 namespace taskbench_weft {
+
+offload_devices_kind offload_kind = offload_devices_kind::automatic;
 
 namespace {
 
@@ -63,6 +73,46 @@ void run_point(std::span<char> arena, std::vector<std::span<char>> inputs, const
                   sb == 0 ? nullptr : arena.data() + task.scratch, sb);
 }
 
+#if defined(TASKBENCH_WEFT_CUDA)
+/// run_point on a GPU (offload_cuda.hpp); the arena starts with the failure words.
+void run_point_gpu(weft::cuda_stream s, std::span<char> arena, std::vector<std::span<char>> inputs, const point_task& task) {
+  const taskbench::task_graph& g = wait_for_app().graphs[static_cast<std::size_t>(task.graph)];
+  gpu_point p;
+  p.t = task.t, p.x = task.x;
+  p.iterations = g.kernel.type == taskbench::kernel_type::empty ? 0 : g.iterations_at(task.t, task.x);
+  p.output = arena.data() + task.output;
+  p.output_bytes = g.output_bytes_per_task;
+  g.for_each_input(task.t, task.x, [&](long producer) {
+    if (p.n_inputs == gpu_point::max_inputs) throw std::length_error("offload: more than 64 inputs for a GPU point");
+    p.inputs[p.n_inputs] = inputs[static_cast<std::size_t>(p.n_inputs)].data();
+    p.producers[p.n_inputs++] = producer;
+  });
+  p.failure = reinterpret_cast<unsigned long long*>(arena.data());
+  launch_gpu_point(s, p);
+}
+#endif
+
+/// The devices the graphs run on: -weft-offload-devices, where auto means
+/// the GPUs when the job has some and every graph's kernel runs there
+/// (empty, compute_bound, load_imbalance; no scratch), else cpu devices.
+std::vector<weft::device> offload_devices(const taskbench::app& app) {
+  bool gpu_kernels = true;
+  for (const auto& g : app.graphs) {
+    const auto k = g.kernel.type;
+    gpu_kernels &= g.scratch_bytes_per_task == 0 &&
+                   (k == taskbench::kernel_type::empty || k == taskbench::kernel_type::compute_bound ||
+                    k == taskbench::kernel_type::load_imbalance);
+  }
+  const auto gpus = weft::devices(weft::device_kind::cuda);
+  if (offload_kind == offload_devices_kind::cuda) {
+    if (gpus.empty()) throw std::runtime_error("-weft-offload-devices cuda: this job has no cuda device");
+    if (!gpu_kernels) throw std::runtime_error("-weft-offload-devices cuda: the GPU kernel runs only empty, compute_bound and load_imbalance without scratch");
+    return gpus;
+  }
+  if (offload_kind == offload_devices_kind::automatic && !gpus.empty() && gpu_kernels) return gpus;
+  return weft::devices(weft::device_kind::cpu);
+}
+
 void fill_scratch(std::span<char> arena, std::uint64_t at, std::uint64_t bytes) {
   taskbench::task_graph::prepare_scratch(arena.data() + at, bytes);
 }
@@ -71,7 +121,9 @@ std::uint64_t round_up(std::uint64_t n) { return (n + 63) / 64 * 64; }
 
 /// Where everything of one graph lives.
 struct layout {
-  layout(const taskbench::task_graph& g, int ndev) : sizes(static_cast<std::size_t>(ndev), 0) {
+  static constexpr std::uint64_t failure_words = 64;  // bytes, at the start of every arena
+
+  layout(const taskbench::task_graph& g, int ndev) : sizes(static_cast<std::size_t>(ndev), failure_words) {
     stride = round_up(std::max<std::size_t>(g.output_bytes_per_task, 1));
     const auto w = static_cast<std::size_t>(g.max_width);
     device.resize(w), output.resize(w), scratch.resize(w);
@@ -91,6 +143,31 @@ struct layout {
   std::vector<std::uint64_t> output, scratch, sizes;
 };
 
+/// A point's task on its device: the host kernel on cpu devices, the CUDA
+/// one on GPUs.
+weft::future<void> launch_point(const weft::device& d, const weft::device_buffer<char>& arena,
+                                std::vector<weft::device_buffer<char>>&& inputs, const point_task& task,
+                                std::vector<weft::shared_future<void>>&& deps) {
+#if defined(TASKBENCH_WEFT_CUDA)
+  if (d.kind() == weft::device_kind::cuda) return weft::target(d, run_point_gpu, arena, std::move(inputs), task, std::move(deps));
+#endif
+  return weft::target(d, run_point, arena, std::move(inputs), task, std::move(deps));
+}
+
+/// A GPU point notes a bad input in its arena's failure words (a cpu point
+/// throws at once): fails the run as execute_point would.
+void check_failure_words(const taskbench::task_graph& g, const weft::device& d, const weft::device_buffer<char>& arena) {
+  if (d.kind() != weft::device_kind::cuda) return;
+  std::vector<std::uint64_t> words(4);
+  weft::copy(std::span<char>(reinterpret_cast<char*>(words.data()), 32), arena, 0).get();
+  if (words[0] == 0) return;
+  throw taskbench::validation_error(
+      "error: Task Bench detected a corrupted value in task (graph " + std::to_string(g.graph_index) + " timestep " +
+          std::to_string(words[1]) + " point " + std::to_string(words[2]) + ") input " + std::to_string(words[3]) +
+          " on " + weft::detail::describe_device(d.id()),
+      g.graph_index, static_cast<long>(words[1]), static_cast<long>(words[2]), static_cast<long>(words[3]), -1);
+}
+
 /// Steps whose tasks may be in flight before the builder waits for the
 /// oldest (bounds the futures held; errors surface while building).
 constexpr long steps_ahead = 8;
@@ -101,6 +178,9 @@ void run_graph(const taskbench::task_graph& g, long index, const std::vector<wef
   for (std::size_t d = 0; d < devs.size(); ++d) allocating.push_back(weft::allocate<char>(devs[d], std::max<std::uint64_t>(lay.sizes[d], 1)));
   std::vector<weft::device_buffer<char>> arena;
   for (auto& a : allocating) arena.push_back(a.get());
+  const std::vector<char> zeros(layout::failure_words, 0);
+  for (std::size_t d = 0; d < devs.size(); ++d)
+    if (devs[d].kind() == weft::device_kind::cuda) weft::copy(arena[d], 0, std::span<const char>(zeros)).get();
   auto arena_of = [&](long x) { return arena[static_cast<std::size_t>(lay.dev(x))]; };
   auto device_of = [&](long x) { return devs[static_cast<std::size_t>(lay.dev(x))]; };
 
@@ -124,11 +204,11 @@ void run_graph(const taskbench::task_graph& g, long index, const std::vector<wef
       g.for_each_input(t, x, [&](long p) {
         inputs.push_back(arena_of(p).subspan(lay.out(t - 1, p), g.output_bytes_per_task));
         deps.push_back(before[static_cast<std::size_t>(p)]);
-        if (inject_corruption && t == 2 && device_of(p).rank() == weft::nranks() - 1 &&
+        if (inject_corruption && t == 2 && device_of(p).rank() == weft::nranks() - 1 && device_of(x).kind() == weft::device_kind::cpu &&
             device_of(x).rank() != device_of(p).rank() && !corrupted.exchange(true))
           task.corrupt_input = static_cast<long>(inputs.size()) - 1;
       });
-      auto f = weft::target(device_of(x), run_point, arena_of(x), std::move(inputs), task, std::move(deps)).share();
+      auto f = launch_point(device_of(x), arena_of(x), std::move(inputs), task, std::move(deps)).share();
       done[static_cast<std::size_t>(x)] = f;
       step.push_back(std::move(f));
     }
@@ -140,6 +220,7 @@ void run_graph(const taskbench::task_graph& g, long index, const std::vector<wef
   }
   for (auto& s : in_flight)
     for (auto& f : s) f.get();
+  for (std::size_t d = 0; d < devs.size(); ++d) check_failure_words(g, devs[d], arena[d]);
   for (auto& a : arena) weft::deallocate(a).get();
 }
 
@@ -149,8 +230,7 @@ void run_offload(const taskbench::app& app) {
   known_app& k = current_app();
   if (k.app.exchange(&app, std::memory_order_acq_rel) == nullptr) k.set.set_value();
   if (weft::rank() != 0) return;
-  // The kernels are Task Bench's host code: cpu devices only.
-  const std::vector<weft::device> devs = weft::devices(weft::device_kind::cpu);
+  const std::vector<weft::device> devs = offload_devices(app);
   for (std::size_t i = 0; i < app.graphs.size(); ++i) run_graph(app.graphs[i], static_cast<long>(i), devs);
 }
 

@@ -5,6 +5,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <exception>
 #include <functional>
 #include <memory>
 #include <span>
@@ -25,13 +26,37 @@ namespace weft::detail {
 
 class local_device;
 
+/// Names a target task across the job: the rank that launched it and a
+/// number unique in that rank's process (0: not tracked).
+struct task_token {
+  int rank = -1;
+  std::uint64_t seq = 0;
+  friend bool operator==(const task_token&, const task_token&) = default;
+};
+
+/// A dependency the device's rank resolves itself: a target task still in
+/// flight when this one was launched, running on a device of rank `rank`.
+struct remote_dependency {
+  int rank = -1;
+  task_token task;
+};
+
+/// Tells a device's rank that `consumers` launches named `task` as a
+/// dependency: once that many have arrived, its record there can go.
+struct consumer_count {
+  task_token task;
+  std::uint64_t consumers = 0;
+};
+
 /// One target task on its device's rank: resolves and checks addresses,
 /// holds the task's temporary allocations (freed on destruction) and runs
 /// the copies and the kernel on the device's queues.
 class device_scope {
  public:
-  /// Throws unless `device` is a device of this rank.
-  explicit device_scope(int device);
+  /// Throws unless `device` is a device of this rank. The task starts
+  /// (copies in, fetches, kernel) once the target tasks in `after` are done;
+  /// a failed one fails it.
+  explicit device_scope(int device, std::vector<remote_dependency> after = {});
   ~device_scope();
   device_scope(const device_scope&) = delete;
   device_scope& operator=(const device_scope&) = delete;
@@ -53,6 +78,7 @@ class device_scope {
 
  private:
   struct pending;
+  class fetching;
   std::vector<std::vector<std::byte>> run_steps(const std::function<void(local_device&)>& kernel);
   int device_;
   std::unique_ptr<pending> p_;
@@ -121,15 +147,41 @@ kernel_arg_t<W> bind_on_device(device_scope& dev, W& w) {
 }
 
 struct launch_header {
-  int device;
-  std::uint64_t kernel;
+  int device = -1;
+  std::uint64_t kernel = 0;
+  task_token task;                        // this task
+  std::vector<remote_dependency> after;   // resolved on the device's rank
+  std::vector<consumer_count> counts;     // for this rank's records, carried along
+  template <class Ar>
+  void serialize(Ar& ar) {
+    ar & device & kernel & task & after & counts;
+  }
 };
+
+/// On the device's rank (src/offload/task_table.cpp): records the counts a
+/// launch carries, and the end of a task, which wakes every launch that
+/// named it as a dependency.
+void consumer_counts_arrived(const std::vector<consumer_count>& counts);
+void task_finished(const task_token& task, std::exception_ptr error) noexcept;
 
 /// The remote call that runs a target task on the device's rank.
 template <class K, class... W>
 struct launch_on_device {
   std::vector<std::vector<std::byte>> operator()(launch_header h, W... w) const {
-    device_scope dev(h.device);
+    consumer_counts_arrived(h.counts);
+    try {
+      auto outs = run(h, w...);
+      task_finished(h.task, nullptr);
+      return outs;
+    } catch (...) {
+      task_finished(h.task, std::current_exception());
+      throw;
+    }
+  }
+
+ private:
+  static std::vector<std::vector<std::byte>> run(launch_header& h, W&... w) {
+    device_scope dev(h.device, std::move(h.after));
     // Braced: the arguments bind in order, so copies out keep their order.
     std::tuple<kernel_arg_t<W>...> args{bind_on_device(dev, w)...};
     const K kernel = decode_kernel<K>(h.kernel);

@@ -171,6 +171,39 @@ void copy_back(const map_plan<T>& p, const std::vector<std::vector<std::byte>>& 
 template <class P>
 void copy_back(const P&, const std::vector<std::vector<std::byte>>&, std::size_t&) {}
 
+// ---- dependencies resolved on the devices' ranks (src/offload/launch_records.cpp)
+//
+// While a target task is in flight, its launcher keeps a record of it, found
+// by its future. A later target task that depends on it is launched at once,
+// naming it (remote_dependency): the consumer's device rank waits for it
+// where it runs, and fetches the producer's output from there as soon as it
+// is done, without a round trip through the launcher.
+
+struct launch_record;
+
+/// The record of the in-flight target task whose future's state is
+/// `state`; null for any other future.
+std::shared_ptr<launch_record> launch_record_of(const void* state);
+/// Names `r`'s task in `after` and counts one more consumer of it; false
+/// (nothing done) once the task has ended.
+bool depend_on(launch_record& r, std::vector<remote_dependency>& after);
+/// Makes the record of a task about to be launched: sets `h.task` and hands
+/// `h` the consumer counts waiting for the device's rank.
+std::shared_ptr<launch_record> begin_launch(const void* state, const device& d, launch_header& h);
+/// The task ended (its reply came, or it failed); `not_sent`: its launch
+/// never left, so the device's rank must fail those waiting for it.
+void end_launch(const launch_record& r, const char* not_sent = nullptr) noexcept;
+/// The arrivals a launch that will not be sent owes its dependencies.
+void abandon_dependencies(const std::vector<remote_dependency>& after) noexcept;
+/// Diagnostics (tests): launches this process sent naming a dependency for
+/// the device's rank to wait for; records of tasks held by the calling rank;
+/// sending the consumer counts this process still holds (else they wait for
+/// later launches, and up to a few dozen records per launching process stay
+/// on each device's rank).
+std::uint64_t launches_with_device_dependencies() noexcept;
+std::size_t task_records_here();
+void send_consumer_counts_now();
+
 /// One target task in flight on the caller's side.
 template <class K, class Plans>
 struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
@@ -181,19 +214,49 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
   Plans plans;
   std::vector<present_ref> entries;
   promise<void> done;
+  const void* key = nullptr;  // the state of done's future
+  /// Target tasks in flight when this one was made, with their futures.
+  std::vector<std::pair<std::shared_ptr<launch_record>, shared_future<void>>> producers;
+  std::shared_ptr<launch_record> record;  // while launched
 
   void launch() {
+    launch_header h;
+    h.device = dev.id();
+    h.kernel = kernel;
+    // Producers that ended meanwhile are plain dependencies: ready or about
+    // to be (their launcher ends the record just before the future).
+    std::exception_ptr failed;
+    for (auto& [r, f] : std::exchange(producers, {})) {
+      if (depend_on(*r, h.after)) continue;
+      try {
+        f.get();
+      } catch (...) {
+        if (!failed) failed = std::current_exception();
+      }
+    }
+    if (failed) {
+      abandon_dependencies(h.after);
+      fail(failed);
+      return;
+    }
+    record = begin_launch(key, dev, h);
     try {
       auto replies = std::apply(
           [&](const auto&... p) {
-            return async_at(dev.rank(), launch_on_device<K, std::decay_t<decltype(wire_of(p))>...>{},
-                            launch_header{dev.id(), kernel}, wire_of(p)...);
+            return async_at(dev.rank(), launch_on_device<K, std::decay_t<decltype(wire_of(p))>...>{}, h,
+                            wire_of(p)...);
           },
           plans);
       replies.then([self = this->shared_from_this()](future<std::vector<std::vector<std::byte>>> r) {
         self->finish(std::move(r));
       });
+    } catch (const std::exception& e) {
+      end_launch(*std::exchange(record, nullptr), e.what());
+      abandon_dependencies(h.after);
+      fail(std::current_exception());
     } catch (...) {
+      end_launch(*std::exchange(record, nullptr), "the launch could not be sent");
+      abandon_dependencies(h.after);
       fail(std::current_exception());
     }
   }
@@ -203,6 +266,7 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
       std::size_t next = 0;
       std::apply([&](const auto&... p) { (copy_back(p, outs, next), ...); }, plans);
       release();
+      if (record) end_launch(*std::exchange(record, nullptr));
       done.set_value();
     } catch (...) {
       fail(std::current_exception());
@@ -210,6 +274,7 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
   }
   void fail(std::exception_ptr e) {
     release();
+    if (record) end_launch(*std::exchange(record, nullptr));
     done.set_exception(std::move(e));
   }
   void release() noexcept {
@@ -267,7 +332,15 @@ future<void> target(const device& d, K&& kernel, A&&... args) {
   using Op = detail::target_op<Kd, decltype(plans)>;
   auto op = std::make_shared<Op>(d, code, std::move(plans), std::move(b.entries));
   auto result = op->done.get_future();
-  detail::launch_after(std::move(op), std::move(b.deps));
+  op->key = detail::access<void>::get(result);
+  // Target tasks still in flight are waited for on the device's rank; the
+  // caller waits for the other dependencies before it launches.
+  std::vector<shared_future<void>> here;
+  for (auto& f : b.deps) {
+    if (auto r = detail::launch_record_of(detail::access<void>::get(f))) op->producers.emplace_back(std::move(r), f);
+    else here.push_back(std::move(f));
+  }
+  detail::launch_after(std::move(op), std::move(here));
   return result;
 }
 

@@ -397,8 +397,15 @@ void mpi_transport::finish_batch(in_flight_send&& b) {
 
 void mpi_transport::attach_publisher(scheduler& s) noexcept {
   s.publish = [](void* self, int) noexcept { static_cast<mpi_transport*>(self)->flush(); };
+  s.publish_now = [](void* self, int) noexcept { static_cast<mpi_transport*>(self)->flush_now(); };
   s.publish_ctx = this;
   publishing_ = true;
+}
+
+void mpi_transport::flush_now() {
+  if (p_->queued.load(std::memory_order_acquire) == 0) return;
+  std::unique_lock lock(lock_, std::try_to_lock);
+  if (lock.owns_lock()) send_queued();  // else the holder's pass sends them
 }
 
 void mpi_transport::flush() {

@@ -81,6 +81,9 @@ class mpi_transport final : public am_transport {
   /// sends it). The scheduler's publish hook (attach_publisher): a task's
   /// messages leave when it ends, waits or yields.
   void flush();
+  /// flush() even when the calling worker has other tasks ready (the
+  /// scheduler's publish_now hook).
+  void flush_now();
   /// Installs flush as `s`'s publish hook (s: this rank's scheduler; for
   /// worker-driven progress) and lets send() hand a task's first message
   /// to MPI itself.

@@ -28,9 +28,14 @@ cuda_inventory probe_cuda() noexcept {
     (void)cudaGetLastError();
     return {};
   }
-  cudaDeviceProp p{};
-  if (cudaGetDeviceProperties(&p, 0) != cudaSuccess) return {};
-  return {n, p.totalGlobalMem};
+  cuda_inventory found;
+  for (int g = 0; g < n; ++g) {
+    cudaDeviceProp p{};
+    if (cudaGetDeviceProperties(&p, g) != cudaSuccess) break;
+    found.memory.push_back(p.totalGlobalMem);
+  }
+  found.count = static_cast<int>(found.memory.size());
+  return found;
 }
 
 namespace {

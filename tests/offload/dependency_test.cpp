@@ -1,0 +1,135 @@
+// Dependencies between target tasks resolved on the devices' ranks: a
+// consumer launched while its producer runs on another rank waits there,
+// gets the producer's output from the producer's rank, fails with the
+// producer's error, and every record the ranks kept for this goes away.
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "expect_error.hpp"
+#include "spmd_main.hpp"
+#include "weft/coll.hpp"
+#include "weft/offload.hpp"
+#include "weft/this_task.hpp"
+
+namespace {
+
+using offload_test::expect_error;
+using weft::test::on_every_rank;
+
+/// Long enough that the launcher sends the consumer while this runs.
+void slow_iota(std::span<int> out, int first) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  std::iota(out.begin(), out.end(), first);
+}
+
+void slow_failure(std::span<int>) {
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  throw std::runtime_error("the producer failed");
+}
+
+void sum_into(std::span<const int> a, std::span<const int> b, std::span<int> sum) {
+  sum[0] = std::accumulate(a.begin(), a.end(), 0) + std::accumulate(b.begin(), b.end(), 0);
+}
+
+/// Sends this rank's consumer counts (they would otherwise wait for later
+/// launches), then waits (bounded) until the calling rank holds no task
+/// records: every rank must have sent its counts first.
+bool records_drain() {
+  weft::detail::send_consumer_counts_now();
+  weft::barrier();
+  for (int i = 0; i < 20000; ++i) {
+    if (weft::detail::task_records_here() == 0) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(500));
+    weft::this_task::yield();
+  }
+  return false;
+}
+
+/// Devices of two other ranks than the caller's, when there are 3 ranks or
+/// more (else of any two ranks).
+std::pair<weft::device, weft::device> producer_and_consumer() {
+  const auto all = weft::devices();
+  const auto n = static_cast<std::size_t>(weft::nranks());
+  const std::size_t per_rank = all.size() / n;
+  const std::size_t p = (static_cast<std::size_t>(weft::rank()) + 1) % n, c = (p + 1) % n;
+  return {all[p * per_rank], all[c * per_rank + per_rank - 1]};
+}
+
+TEST(OffloadDependencies, ConsumerWaitsOnItsDevicesRankAndFetchesFromTheProducers) {
+  on_every_rank([] {
+    const auto [pd, cd] = producer_and_consumer();
+    const std::uint64_t before = weft::detail::launches_with_device_dependencies();
+    auto a = weft::allocate<int>(pd, 16).get();
+    auto b = weft::allocate<int>(pd, 16).get();
+    auto fa = weft::target(pd, slow_iota, a, 1).share();
+    auto fb = weft::target(pd, slow_iota, b, 100).share();
+    std::vector<int> sum(1, -1);
+    weft::target(cd, sum_into, a, b, weft::map_from(sum), fa, fb).get();
+    EXPECT_EQ(sum[0], (1 + 16) * 16 / 2 + (100 + 115) * 16 / 2);
+    // A chain on one device, each task launched while the one before runs.
+    weft::shared_future<void> last = fa;
+    for (int k = 0; k < 5; ++k)
+      last = weft::target(pd, [](std::span<int> x) { for (auto& v : x) v += 1; }, a, last).share();
+    std::vector<int> host(16);
+    weft::target(cd, [](std::span<const int> x, std::span<int> h) { std::copy(x.begin(), x.end(), h.begin()); }, a,
+                 weft::map_from(host), last)
+        .get();
+    EXPECT_EQ(host.front(), 1 + 5);
+    EXPECT_EQ(host.back(), 16 + 5);
+    EXPECT_GT(weft::detail::launches_with_device_dependencies(), before);
+    weft::deallocate(a).get();
+    weft::deallocate(b).get();
+    weft::barrier();
+    EXPECT_TRUE(records_drain()) << weft::detail::task_records_here() << " records left on rank " << weft::rank();
+  });
+}
+
+TEST(OffloadDependencies, ProducersErrorReachesConsumersOnOtherRanks) {
+  on_every_rank([] {
+    const auto [pd, cd] = producer_and_consumer();
+    auto a = weft::allocate<int>(pd, 4).get();
+    auto bad = weft::target(pd, slow_failure, a).share();
+    std::vector<int> out(4, -1);
+    expect_error<std::exception>(
+        [&] { weft::target(cd, [](std::span<const int> x, std::span<int> o) { o[0] = x[0]; }, a, weft::map_from(out), bad).get(); },
+        "the producer failed");
+    EXPECT_EQ(out[0], -1);
+    // A consumer of the failed consumer fails too, and the devices go on.
+    auto f = weft::target(cd, [](std::span<int>) {}, weft::map_alloc(out), bad).share();
+    expect_error<std::exception>([&] { weft::target(pd, [] {}, f).get(); }, "the producer failed");
+    weft::target(cd, [](std::span<int> o) { o[0] = 7; }, weft::map_from(out)).get();
+    EXPECT_EQ(out[0], 7);
+    weft::deallocate(a).get();
+    weft::barrier();
+    EXPECT_TRUE(records_drain()) << weft::detail::task_records_here() << " records left on rank " << weft::rank();
+  });
+}
+
+TEST(OffloadDependencies, ManyConsumersOfOneProducerAcrossEveryDevice) {
+  on_every_rank([] {
+    const auto all = weft::devices();
+    const weft::device pd = all[static_cast<std::size_t>(weft::rank()) % all.size()];
+    auto a = weft::allocate<int>(pd, 8).get();
+    auto produced = weft::target(pd, slow_iota, a, 10).share();
+    std::vector<std::vector<int>> sums(all.size() * 3, std::vector<int>(1, -1));
+    std::vector<weft::future<void>> done;
+    for (std::size_t i = 0; i < sums.size(); ++i)
+      done.push_back(weft::target(all[i % all.size()],
+                                  [](std::span<const int> x, std::span<int> s) { s[0] = std::accumulate(x.begin(), x.end(), 0); },
+                                  a, weft::map_from(sums[i]), produced));
+    for (auto& f : done) f.get();
+    for (const auto& s : sums) EXPECT_EQ(s[0], (10 + 17) * 8 / 2);
+    weft::deallocate(a).get();
+    weft::barrier();
+    EXPECT_TRUE(records_drain()) << weft::detail::task_records_here() << " records left on rank " << weft::rank();
+  });
+}
+
+}  // namespace
