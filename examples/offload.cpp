@@ -75,6 +75,12 @@ int drive() {
   weft::target(last, sum, received, weft::map_from(result)).get();
   std::printf("sum of squares below 100, made on device %d, summed on device %d: %ld\n", first.id(), last.id(),
               result[0]);
+  // The same without waiting for the producer: the consumer names the
+  // producer's buffer and future and is launched at once; the consumer's
+  // rank waits for the producer and gets its bytes from the producer's rank.
+  auto made = weft::target(first, squares, produced);
+  weft::target(last, sum, produced, weft::map_from(result), std::move(made)).get();
+  std::printf("the same, launched before the producer ended: %ld\n", result[0]);
   weft::deallocate(produced).get();
   weft::deallocate(received).get();
 
