@@ -849,7 +849,12 @@ std::array<std::uint64_t, 3> mpi_transport::global_sum(std::array<std::uint64_t,
     std::lock_guard lock(lock_);
     MPI_Iallreduce(local.data(), global.data(), 3, MPI_UINT64_T, MPI_SUM, p_->comm, &req);
   }
-  for (;;) {
+  // Ranks that are done wait here for the slowest one: after a short while
+  // they nap instead of yielding, or on an oversubscribed node (more ranks
+  // and workers than cores) their spinning takes the cores the slowest
+  // rank's workers need, and a job's end took seconds instead of
+  // milliseconds.
+  for (int round = 0;; ++round) {
     int done = 0;
     {
       std::lock_guard lock(lock_);
@@ -857,7 +862,8 @@ std::array<std::uint64_t, 3> mpi_transport::global_sum(std::array<std::uint64_t,
       if (!done) progress_locked();  // keep serving the other ranks meanwhile
     }
     if (done) break;
-    sched_yield();
+    if (round < 100) sched_yield();
+    else usleep(50);
   }
   return global;
 }
