@@ -40,7 +40,9 @@ void sum_into(std::span<const int> a, std::span<const int> b, std::span<int> sum
 
 /// Sends this rank's consumer counts (they would otherwise wait for later
 /// launches), then waits (bounded) until the calling rank holds no task
-/// records: every rank must have sent its counts first.
+/// records. Every rank must have seen all its target tasks' futures ready
+/// first: a consumer's reply can come back before its producer's, and the
+/// producer's count is made when its own reply comes.
 bool records_drain() {
   weft::detail::send_consumer_counts_now();
   weft::barrier();
@@ -74,9 +76,10 @@ TEST(OffloadDependencies, ConsumerWaitsOnItsDevicesRankAndFetchesFromTheProducer
     weft::target(cd, sum_into, a, b, weft::map_from(sum), fa, fb).get();
     EXPECT_EQ(sum[0], (1 + 16) * 16 / 2 + (100 + 115) * 16 / 2);
     // A chain on one device, each task launched while the one before runs.
-    weft::shared_future<void> last = fa;
+    std::vector<weft::shared_future<void>> chain{fa};
     for (int k = 0; k < 5; ++k)
-      last = weft::target(pd, [](std::span<int> x) { for (auto& v : x) v += 1; }, a, last).share();
+      chain.push_back(weft::target(pd, [](std::span<int> x) { for (auto& v : x) v += 1; }, a, chain.back()).share());
+    const weft::shared_future<void> last = chain.back();
     std::vector<int> host(16);
     weft::target(cd, [](std::span<const int> x, std::span<int> h) { std::copy(x.begin(), x.end(), h.begin()); }, a,
                  weft::map_from(host), last)
@@ -84,6 +87,8 @@ TEST(OffloadDependencies, ConsumerWaitsOnItsDevicesRankAndFetchesFromTheProducer
     EXPECT_EQ(host.front(), 1 + 5);
     EXPECT_EQ(host.back(), 16 + 5);
     EXPECT_GT(weft::detail::launches_with_device_dependencies(), before);
+    fb.get();
+    for (const auto& f : chain) f.get();
     weft::deallocate(a).get();
     weft::deallocate(b).get();
     weft::barrier();
@@ -106,6 +111,8 @@ TEST(OffloadDependencies, ProducersErrorReachesConsumersOnOtherRanks) {
     expect_error<std::exception>([&] { weft::target(pd, [] {}, f).get(); }, "the producer failed");
     weft::target(cd, [](std::span<int> o) { o[0] = 7; }, weft::map_from(out)).get();
     EXPECT_EQ(out[0], 7);
+    bad.wait();
+    f.wait();
     weft::deallocate(a).get();
     weft::barrier();
     EXPECT_TRUE(records_drain()) << weft::detail::task_records_here() << " records left on rank " << weft::rank();
@@ -125,6 +132,7 @@ TEST(OffloadDependencies, ManyConsumersOfOneProducerAcrossEveryDevice) {
                                   [](std::span<const int> x, std::span<int> s) { s[0] = std::accumulate(x.begin(), x.end(), 0); },
                                   a, weft::map_from(sums[i]), produced));
     for (auto& f : done) f.get();
+    produced.get();
     for (const auto& s : sums) EXPECT_EQ(s[0], (10 + 17) * 8 / 2);
     weft::deallocate(a).get();
     weft::barrier();
