@@ -11,7 +11,9 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <initializer_list>
 #include <string>
+#include <utility>
 
 #include "impl.hpp"
 #include "weft/weft.hpp"
@@ -22,6 +24,18 @@ struct options {
   std::string impl = "dataflow";
   bool warmup = true;
 };
+
+/// The value of `flag` named `given` among `values`; else exits saying which exist.
+template <class E>
+E choice(const char* flag, const char* given, std::initializer_list<std::pair<const char*, E>> values) {
+  std::string names;
+  for (const auto& [name, value] : values) {
+    if (std::strcmp(given, name) == 0) return value;
+    names += names.empty() ? name : std::string(", ") + name;
+  }
+  std::fprintf(stderr, "error: %s needs one of %s (got '%s')\n", flag, names.c_str(), given);
+  std::exit(1);
+}
 
 options take_own_flags(int& argc, char** argv) {
   options o;
@@ -36,29 +50,15 @@ options take_own_flags(int& argc, char** argv) {
     } else if (std::strcmp(argv[i], "-weft-inject-corruption") == 0) {
       taskbench_weft::inject_corruption = true;
     } else if (std::strcmp(argv[i], "-weft-builders") == 0) {
+      using enum taskbench_weft::builders;
       const char* v = i + 1 < argc ? argv[++i] : "";
-      if (std::strcmp(v, "auto") == 0)
-        taskbench_weft::builders_mode = taskbench_weft::builders::automatic;
-      else if (std::strcmp(v, "one") == 0)
-        taskbench_weft::builders_mode = taskbench_weft::builders::one;
-      else if (std::strcmp(v, "per-worker") == 0)
-        taskbench_weft::builders_mode = taskbench_weft::builders::per_worker;
-      else {
-        std::fprintf(stderr, "error: -weft-builders needs auto, one or per-worker (got '%s')\n", v);
-        std::exit(1);
-      }
+      taskbench_weft::builders_mode =
+          choice<taskbench_weft::builders>("-weft-builders", v, {{"auto", automatic}, {"one", one}, {"per-worker", per_worker}});
     } else if (std::strcmp(argv[i], "-weft-offload-devices") == 0) {
+      using enum taskbench_weft::offload_devices_kind;
       const char* v = i + 1 < argc ? argv[++i] : "";
-      if (std::strcmp(v, "auto") == 0)
-        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::automatic;
-      else if (std::strcmp(v, "cpu") == 0)
-        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::cpu;
-      else if (std::strcmp(v, "cuda") == 0)
-        taskbench_weft::offload_kind = taskbench_weft::offload_devices_kind::cuda;
-      else {
-        std::fprintf(stderr, "error: -weft-offload-devices needs auto, cpu or cuda (got '%s')\n", v);
-        std::exit(1);
-      }
+      taskbench_weft::offload_kind =
+          choice<taskbench_weft::offload_devices_kind>("-weft-offload-devices", v, {{"auto", automatic}, {"cpu", cpu}, {"cuda", cuda}});
     } else if (std::strcmp(argv[i], "-no-warmup") == 0) {
       o.warmup = false;
     } else {
