@@ -1,8 +1,8 @@
 // A target task on its device's rank: addresses, temporaries, and the
 // three steps (copies in, kernel, copies out) on the device's two queues.
 #include <cstring>
-#include <map>
 #include <exception>
+#include <map>
 #include <stdexcept>
 
 #include "offload/device_state.hpp"
@@ -88,10 +88,10 @@ std::vector<std::vector<std::byte>> device_scope::run_launcher(const std::functi
 /// rank's other devices start after this rank's dependencies.
 class device_scope::fetching {
  public:
-  fetching(pending& p, int me) : p_(p), me_(me), staged_(p.dev->host_addressable() ? 0 : p.fetches.size()) {
+  fetching(pending& p, int me) : p_(p), staged_(p.dev->host_addressable() ? 0 : p.fetches.size()) {
     std::map<int, std::vector<task_token>> after;
     for (const auto& a : p.after) after[a.rank].push_back(a.task);
-    p.after.clear();  // they arrive below (or this rank's, at wait_local)
+    p.after.clear();  // they arrive below (this rank's in wait())
     std::map<int, std::vector<std::size_t>> fetch_of;
     for (std::size_t i = 0; i < p.fetches.size(); ++i) fetch_of[device_at(p.fetches[i].device).rank()].push_back(i);
     if (auto mine = after.find(me); mine != after.end()) {
@@ -175,7 +175,6 @@ class device_scope::fetching {
   }
 
   pending& p_;
-  int me_;
   std::vector<std::vector<std::byte>> staged_;
   std::vector<task_token> local_after_;
   std::vector<std::pair<future<std::vector<std::vector<std::byte>>>, std::vector<std::size_t>>> waited_;
