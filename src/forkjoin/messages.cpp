@@ -12,7 +12,6 @@
 
 namespace weft::detail::fj {
 
-
 namespace {
 
 serialization::message body_of(const void* p, std::size_t n) {

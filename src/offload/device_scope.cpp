@@ -7,7 +7,6 @@
 
 #include "offload/device_state.hpp"
 #include "offload/task_table.hpp"
-#include "weft/am.hpp"
 #include "weft/offload/target.hpp"
 #include "weft/offload/launch.hpp"
 

@@ -78,8 +78,6 @@ std::shared_ptr<launch_record> launch_record_of(const void* state) {
 bool depend_on(launch_record& r, std::vector<remote_dependency>& after) {
   std::lock_guard l(registry().mutex);
   if (r.ended) return false;
-  for (const auto& a : after)
-    if (a.task == r.token) return true;  // named twice: one arrival
   ++r.consumers;
   after.push_back({r.device_rank, r.token});
   return true;
@@ -102,16 +100,16 @@ std::shared_ptr<launch_record> begin_launch(const void* state, const device& d, 
   return r;
 }
 
-void end_launch(const launch_record& rec, const char* not_sent) noexcept {
+void end_launch(launch_record& rec, const char* not_sent) noexcept {
   launch_registry& g = registry();
   std::map<int, std::vector<consumer_count>> ready;
   std::uint64_t consumers = 0;
   {
     std::lock_guard l(g.mutex);
     auto r = g.in_flight.find(rec.state);
-    if (r == g.in_flight.end() || r->second.get() != &rec) return;
-    r->second->ended = true;
-    consumers = r->second->consumers;
+    if (r == g.in_flight.end() || r->second.get() != &rec) return;  // launched by a runtime before this one
+    rec.ended = true;
+    consumers = rec.consumers;
     g.in_flight.erase(r);
     // A launch that never left made no record there unless someone waits.
     if (not_sent == nullptr || consumers != 0) {

@@ -29,6 +29,7 @@
 // a map overlapping a present range of another extent, a throwing kernel)
 // reach the returned future, naming the device and its rank.
 #pragma once
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
@@ -184,15 +185,16 @@ struct launch_record;
 /// The record of the in-flight target task whose future's state is
 /// `state`; null for any other future.
 std::shared_ptr<launch_record> launch_record_of(const void* state);
-/// Names `r`'s task in `after` and counts one more consumer of it; false
-/// (nothing done) once the task has ended.
+/// Names `r`'s task in `after` and counts one more consumer of it (call it
+/// once per task: one launch arrives once); false (nothing done) once the
+/// task has ended.
 bool depend_on(launch_record& r, std::vector<remote_dependency>& after);
 /// Makes the record of a task about to be launched: sets `h.task` and hands
 /// `h` the consumer counts waiting for the device's rank.
 std::shared_ptr<launch_record> begin_launch(const void* state, const device& d, launch_header& h);
 /// The task ended (its reply came, or it failed); `not_sent`: its launch
 /// never left, so the device's rank must fail those waiting for it.
-void end_launch(const launch_record& r, const char* not_sent = nullptr) noexcept;
+void end_launch(launch_record& r, const char* not_sent = nullptr) noexcept;
 /// The arrivals a launch that will not be sent owes its dependencies.
 void abandon_dependencies(const std::vector<remote_dependency>& after) noexcept;
 /// Diagnostics (tests): launches this process sent naming a dependency for
@@ -340,6 +342,11 @@ future<void> target(const device& d, K&& kernel, A&&... args) {
     if (auto r = detail::launch_record_of(detail::access<void>::get(f))) op->producers.emplace_back(std::move(r), f);
     else here.push_back(std::move(f));
   }
+  // A producer named twice is one dependency (its record counts launches).
+  std::sort(op->producers.begin(), op->producers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  op->producers.erase(std::unique(op->producers.begin(), op->producers.end(),
+                                  [](const auto& a, const auto& b) { return a.first == b.first; }),
+                      op->producers.end());
   detail::launch_after(std::move(op), std::move(here));
   return result;
 }
