@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime_state.hpp"
+#include "sched/stack_fault.hpp"
 #include "weft/runtime.hpp"
 
 namespace weft::detail {
@@ -89,20 +90,29 @@ char* put(char* at, const char* end, int v) noexcept {
 /// the signal's default action ends the process, and on mpi the launcher
 /// (Hydra, Slurm) the job. The handler installed before (UCX's backtrace
 /// printer, AddressSanitizer's report) runs next only when asked for.
-void on_fatal_signal(int sig, siginfo_t*, void*) noexcept {
+void on_fatal_signal(int sig, siginfo_t* info, void*) noexcept {
   int k = 0;
   while (k < n_fatal && fatal_signals[k].number != sig) ++k;
   if (k == n_fatal) return;
   if (running()) {
-    char line[160];
+    char line[200];
     char* const end = line + sizeof line - 1;
     char* at = put(line, end, "weft: rank ");
     at = put(at, end, weft::rank());
-    at = put(at, end, ": killed by signal ");
-    at = put(at, end, sig);
-    at = put(at, end, " (");
-    at = put(at, end, fatal_signals[k].name);
-    at = put(at, end, ") while the runtime was running\n");
+    // A fault in the guard page below the running task's fiber stack: the
+    // task recursed (or allocated on its stack) past the stack's end.
+    const bool fault = (sig == SIGSEGV || sig == SIGBUS) && info != nullptr && info->si_code > 0;
+    if (const std::size_t stack = fault ? overflowed_fiber_stack(info->si_addr) : 0; stack != 0) {
+      at = put(at, end, ": stack overflow in a task (fiber stacks are ");
+      at = put(at, end, static_cast<int>(stack / 1024));
+      at = put(at, end, " KiB; --weft:stack sets it)\n");
+    } else {
+      at = put(at, end, ": killed by signal ");
+      at = put(at, end, sig);
+      at = put(at, end, " (");
+      at = put(at, end, fatal_signals[k].name);
+      at = put(at, end, ") while the runtime was running\n");
+    }
     [[maybe_unused]] const ssize_t w = write(STDERR_FILENO, line, static_cast<std::size_t>(at - line));
   }
   struct sigaction next = previous_action[k];

@@ -10,6 +10,7 @@
 #include <ctime>
 #include <utility>
 
+#include "sched/stack_fault.hpp"
 #include "sched/topology.hpp"
 #include "weft/detail/future_state.hpp"
 
@@ -165,6 +166,7 @@ void scheduler::worker_main(worker& w) {
   tls_worker = &w;
   tls_home = this;
   if (opts_.pin) pin_this_thread(opts_.first_core + w.index);
+  const alt_signal_stack signal_stack;  // a task that overflows its stack is reported from there
   w.thread_fiber = fiber_for_thread();
   fiber* f = w.pool.take();
   fiber_prepare(f, &fiber_main);

@@ -1,11 +1,13 @@
 // A program whose rank 1 fails in the way argv[1] names, for the tests that
 // check a failing rank ends the whole job (on every backend) with a message
 // naming the rank and a non-zero exit, instead of leaving the others hanging:
-// an exception, exit(3), quick_exit(3), abort(), a raised SIGSEGV or SIGKILL.
+// an exception, exit(3), quick_exit(3), abort(), a raised SIGSEGV or SIGKILL,
+// or a task that recurses past the end of its stack.
 // Two modes send rank 1 a malformed message through the runtime's internal
 // send path (what a foreign or corrupted sender would deliver): the receiver
 // must detect it and end the job naming the sender.
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <stdexcept>
@@ -23,11 +25,21 @@ void send_malformed(std::uint8_t handler, const Header& h) {
 struct three_bytes {
   char bytes[3];
 };
+
+/// Recursion without end (`limit` comes from outside, so the compiler can
+/// neither bound it nor turn it into a loop): each frame keeps 1 KiB live.
+[[gnu::noinline]] int recurse(int depth, int limit) {
+  volatile char frame[1024];
+  frame[0] = static_cast<char>(depth);
+  if (depth == limit) return frame[0];
+  return recurse(depth + 1, limit) + frame[0];
+}
 }  // namespace
 
 int main(int argc, char** argv) {
   const char* mode = argc > 1 ? argv[1] : "throw_main";
-  return weft::run(argc, argv, [mode] {
+  const int no_limit = argc > 1 ? -1 : 0;  // depths count up from 0: never reached
+  return weft::run(argc, argv, [mode, no_limit] {
     if (weft::rank() == 1) {
       if (std::strcmp(mode, "throw_main") == 0) throw std::runtime_error("rank one gives up");
       if (std::strcmp(mode, "abort") == 0) std::abort();
@@ -35,6 +47,7 @@ int main(int argc, char** argv) {
       if (std::strcmp(mode, "segv") == 0) std::raise(SIGSEGV);
       if (std::strcmp(mode, "exit") == 0) std::exit(3);
       if (std::strcmp(mode, "quick_exit") == 0) std::quick_exit(3);
+      if (std::strcmp(mode, "stack_overflow") == 0) std::printf("%d\n", recurse(0, no_limit));
     }
     if (weft::rank() == 0) {
       if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, std::uint64_t{0});
