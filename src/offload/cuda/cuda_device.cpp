@@ -2,12 +2,15 @@
 // stream for every transfer and a compute stream for launchers, so a long
 // kernel never holds up a copy. Host memory reaches the GPU through pinned
 // staging buffers (cudaMallocHost) one fragment at a time: bytes from
-// another rank arrive in this rank's memory first (no GPUDirect). Completion
-// is event-driven: a stream callback enqueued behind the work fulfils a weft
-// promise, on which the calling task is suspended; nothing polls.
+// another rank arrive in this rank's memory first (no GPUDirect). Completion:
+// the calling task polls an event recorded behind the work, yielding its
+// worker between polls, for a short while; work still running then is
+// waited for by a stream callback that fulfils a weft promise, on which the
+// task is suspended (docs/OFFLOAD.md gives the latencies behind this).
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstring>
 #include <mutex>
 #include <stdexcept>
@@ -16,6 +19,7 @@
 
 #include "offload/device_state.hpp"
 #include "weft/future.hpp"
+#include "weft/this_task.hpp"
 
 static_assert(std::is_same_v<cudaStream_t, weft::cuda_stream>, "weft::cuda_stream must be cudaStream_t");
 
@@ -42,6 +46,10 @@ namespace {
 
 constexpr std::size_t staging_bytes = std::size_t{1} << 20;  // one fragment
 constexpr std::size_t staging_depth = 8;                     // fragments in flight per copy
+// How long a task polls its work's event before it waits for a stream
+// callback instead: past this a worker's time spent polling outweighs the
+// callback's extra latency.
+constexpr std::chrono::microseconds poll_window{200};
 
 class cuda_device final : public local_device {
  public:
@@ -56,6 +64,7 @@ class cuda_device final : public local_device {
     (void)cudaStreamSynchronize(compute_);
     release_all();
     for (void* b : staging_) (void)cudaFreeHost(b);
+    for (cudaEvent_t e : events_) (void)cudaEventDestroy(e);
     (void)cudaStreamDestroy(copies_);
     (void)cudaStreamDestroy(compute_);
   }
@@ -153,12 +162,40 @@ class cuda_device final : public local_device {
     throw std::runtime_error("weft offload: " + name() + ": " + call + " failed: " + cudaGetErrorString(e));
   }
 
-  /// Suspends the calling task until `stream` has run what was enqueued on
-  /// it; `staging` (if given) goes back to the pool then, error or not. A
-  /// stream callback rather than cudaLaunchHostFunc: it is called with the
-  /// error when the stream's work failed (a faulting kernel), where a host
-  /// function would never run and the task would wait for ever.
+  /// Returns once `stream` has run what was enqueued on it, with the
+  /// calling task suspended or yielding meanwhile; `staging` (if given) goes
+  /// back to the pool then, error or not. Short work is polled: an event
+  /// query between yields answers within microseconds, where a stream
+  /// callback (run on CUDA's own thread, then waking a worker) adds tens.
   void finish(cudaStream_t stream, const char* what, std::vector<void*>* staging) {
+    cudaError_t status = poll(stream);
+    if (status == cudaErrorNotReady) status = wait_for_callback(stream, staging);
+    if (staging) give_back(*staging);
+    check(status, what);
+  }
+
+  /// Polls an event behind the work for up to poll_window: the work's
+  /// status, or cudaErrorNotReady when it is still running.
+  cudaError_t poll(cudaStream_t stream) {
+    cudaEvent_t e = take_event();
+    cudaError_t status = cudaEventRecord(e, stream);
+    const auto until = std::chrono::steady_clock::now() + poll_window;
+    while (status == cudaSuccess) {
+      status = cudaEventQuery(e);
+      if (status != cudaErrorNotReady || std::chrono::steady_clock::now() >= until) break;
+      this_task::yield();
+      select();  // another task on this worker may have chosen another GPU
+    }
+    give_event(e);  // recorded again before its next query
+    return status;
+  }
+
+  /// Suspends the calling task until a stream callback enqueued behind the
+  /// work reports it. A stream callback rather than cudaLaunchHostFunc: it
+  /// is called with the error when the stream's work failed (a faulting
+  /// kernel), where a host function would never run and the task would
+  /// wait for ever.
+  cudaError_t wait_for_callback(cudaStream_t stream, std::vector<void*>* staging) {
     auto* done = new promise<cudaError_t>;
     future<cudaError_t> f = done->get_future();
     const cudaError_t e = cudaStreamAddCallback(
@@ -173,9 +210,27 @@ class cuda_device final : public local_device {
       if (staging) give_back(*staging);
       check(e, "cudaStreamAddCallback");
     }
-    const cudaError_t status = f.get();
-    if (staging) give_back(*staging);
-    check(status, what);
+    return f.get();
+  }
+
+  cudaEvent_t take_event() {
+    {
+      std::lock_guard g(mutex_);
+      if (!free_events_.empty()) {
+        cudaEvent_t e = free_events_.back();
+        free_events_.pop_back();
+        return e;
+      }
+    }
+    cudaEvent_t e = nullptr;
+    check(cudaEventCreateWithFlags(&e, cudaEventDisableTiming), "cudaEventCreate");
+    std::lock_guard g(mutex_);
+    events_.push_back(e);
+    return e;
+  }
+  void give_event(cudaEvent_t e) {
+    std::lock_guard g(mutex_);
+    free_events_.push_back(e);
   }
 
   void* take_staging() {
@@ -205,6 +260,8 @@ class cuda_device final : public local_device {
   std::mutex mutex_;
   std::vector<void*> staging_;       // every pinned buffer, freed with the device
   std::vector<void*> free_staging_;  // those not in use
+  std::vector<cudaEvent_t> events_;       // every event made, destroyed with the device
+  std::vector<cudaEvent_t> free_events_;  // those not in use
 };
 
 }  // namespace
