@@ -1,14 +1,18 @@
 // weft — serialization for remote calls (header-only, no dependency on the
 // rest of the runtime). User guide and wire format: docs/SERIALIZATION.md.
 //
+// @code
 //   weft::serialization::message m = weft::serialize(42, 3.5, std::string("hi"));
 //   // send m.bytes (inline) and m.bulk (zero-copy views of large payloads)
 //   auto [i, d, s] = weft::deserialize<int, double, std::string>(m.bytes, m.bulk);
+// @endcode
 //
 // User types: a member hook, used for both directions,
 //
+// @code
 //   struct point { int x; std::string label;
 //     template <class Ar> void serialize(Ar& ar) { ar & x & label; } };
+// @endcode
 //
 // or, for a type you cannot change, a free function found by ADL in the
 // type's namespace: template <class Ar> void serialize(Ar& ar, point& p).
