@@ -359,7 +359,7 @@ constexpr std::size_t min_wire_size() {
 
 // Length header of strings and sequences. Most counts are small, and every
 // byte counts on the wire (MPICH over UCX sends up to 92 bytes by a cheaper
-// path; docs/BENCHMARKS.md): one byte holds a count up to short_count_max;
+// path; docs/DISTRIBUTED.md, "The 92-byte short path"): one byte holds a count up to short_count_max;
 // otherwise a marker byte says which of the two long forms follows, then the
 // count as a u64. Only large payloads go as bulk segments, so a bulk count
 // always takes the long form.
