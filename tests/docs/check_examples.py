@@ -32,6 +32,8 @@ How a block becomes a translation unit
     the reader what the fragment assumes and is compiled as code, like any
     other line: `// given: std::vector<float> x, y; weft::device d;`.
   * `#line` directives point the compiler's messages at the document's lines.
+  * The C++ prelude is precompiled once per run (only to save time: a
+    compiler that cannot use the precompiled header reads the headers).
 
 Flags: -std=c++20 (C: -std=c11) -fsyntax-only -Wall -Wextra -Werror, -I
 include and -I src (ARCHITECTURE.md shows layer code that includes
@@ -272,11 +274,24 @@ class Result:
     skipped: bool = False
 
 
+def precompile_prelude(cxx: str, root: Path, scratch: Path) -> None:
+    """Precompiles the C++ prelude once (scratch/prelude.hpp.gch): every C++
+    block then starts from it instead of parsing weft.hpp again. A compiler
+    that cannot use it reads prelude.hpp itself, so this only saves time."""
+    header = scratch / "prelude.hpp"
+    header.write_text("\n".join(CXX_PRELUDE) + "\n")
+    subprocess.run([cxx, "-x", "c++-header", "-std=c++20", "-I", str(root / "include"), "-I",
+                    str(root / "src"), str(header), "-o", str(header) + ".gch"],
+                   capture_output=True, cwd=root)
+
+
 def check(block: Block, cxx: str, root: Path, scratch: Path) -> Result:
     if block.synopsis or block.lang not in ("c++", "c"):
         return Result(block, True, "skipped", skipped=True)
     source = translation_unit(block)
     flags = ["-x", "c++", "-std=c++20"] if block.lang == "c++" else ["-x", "c", "-std=c11"]
+    if block.lang == "c++":
+        flags += ["-include", str(scratch / "prelude.hpp")]
     if "#pragma omp" in source:
         flags.append("-fopenmp")
     name = re.sub(r"[^\w]", "_", block.path) + f"_{block.index}" + (".cpp" if block.lang == "c++" else ".c")
@@ -335,6 +350,7 @@ def main() -> int:
 
     with tempfile.TemporaryDirectory(prefix="weft-doc-examples-") as scratch, \
             concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
+        precompile_prelude(args.cxx, root, Path(scratch))
         results = list(pool.map(lambda b: check(b, args.cxx, root, Path(scratch)), blocks))
     compiled = skipped = 0
     for r in results:
