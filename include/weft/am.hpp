@@ -1,10 +1,14 @@
 // weft — remote calls: run a function on another rank, get a future back.
 //
+// @code
 //   int square(int x) { return x * x; }
 //   weft::future<int> f = weft::async_at(1, square, 7);        // runs on rank 1
-//   weft::post_at(2, [](std::string s) { log(s); }, "hi");     // fire and forget
+//   weft::post_at(2, [](std::string s) { std::puts(s.c_str()); },
+//                 std::string("hi"));                          // fire and forget
+//   std::vector<double> big_vector(1 << 20);
 //   auto g = weft::async_at(0, [](std::vector<double> v) {     // lambdas too
 //     return v.size(); }, big_vector);                         // (captureless)
+// @endcode
 //
 // The callable is a plain function (pointer) or a captureless lambda / empty
 // function object; every rank runs the same executable, so it is identified

@@ -1,7 +1,10 @@
 // weft — async: run a function as a new task of this rank.
 //
+// @code
+//   int work(int x) { return x + 1; }
 //   weft::future<int> f = weft::async([] { return 6 * 7; });
 //   auto g = weft::async(weft::on_thread{2}, work, 17);   // placed on worker 2
+// @endcode
 #pragma once
 #include <functional>
 #include <type_traits>

@@ -1,12 +1,15 @@
 // weft::buffer<T> — an immutable, shared array of trivially copyable
 // elements that remote calls pass without copying it.
 //
+// @code
+//   // given: std::vector<double> values; int peer;
 //   weft::buffer<double> halo(std::move(values));   // adopts the vector, no copy
 //   weft::async_at(peer, consume, halo);            // sent from halo's memory
 //
 //   double consume(weft::buffer<double> in) {       // on the peer
 //     return std::accumulate(in.begin(), in.end(), 0.0);
 //   }
+// @endcode
 //
 // A std::vector argument is copied out of the message into a fresh vector on
 // arrival (and copied into the transport's buffers on the way out over MPI).

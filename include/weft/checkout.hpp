@@ -1,6 +1,8 @@
 // weft — checkout/checkin: a local view of global memory (Itoyori's
 // software cache).
 //
+// @code
+//   // given: weft::global_ptr<double> grid, result; int r; std::size_t first, n;
 //   {
 //     auto in = weft::make_checkout(grid.on(r) + first, n, weft::checkout_mode::read);
 //     auto out = weft::make_checkout(result.on(r), n, weft::checkout_mode::write);
@@ -8,6 +10,7 @@
 //   }                                                          // checked in here
 //   weft::cache_release();   // (or weft::fence()) the writes are in rank r's heap
 //   weft::cache_acquire();   // later checkouts see what other ranks released
+// @endcode
 //
 // Memory this process maps (on the smp backend every rank's heap, on the mpi
 // backend the node's) is handed out as is: the span points at the heap.

@@ -6,11 +6,14 @@
 // runs the collective in a task of its own. Values are serialized like
 // remote-call arguments.
 //
+// @code
+//   // given: double local; std::string config; std::vector<double> v;
 //   weft::barrier();
 //   double total = weft::allreduce(local, std::plus<>{});
 //   auto cfg = weft::broadcast(config, /*root=*/0);
 //   std::vector<int> all = weft::allgather(weft::rank());
 //   std::vector<double> sums = weft::allreduce(std::move(v), weft::elementwise{std::plus<>{}});
+// @endcode
 //
 // Algorithms (p = the largest power of two <= nranks): barrier by
 // dissemination, broadcast/gather/scatter on binomial trees, allreduce by

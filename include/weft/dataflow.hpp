@@ -1,7 +1,10 @@
 // weft — dataflow: a task that runs once all its input futures are ready.
 //
+// @code
+//   // given: weft::future<int> a, b;
 //   auto c = weft::dataflow([](std::vector<weft::shared_future<int>>& in) {
 //     return in[0].get() + in[1].get(); }, std::vector{a.share(), b.share()});
+// @endcode
 #pragma once
 #include <cstddef>
 #include <memory>

@@ -1,10 +1,13 @@
 // weft — the exceptions weft throws for its users to catch.
 //
+// @code
+//   // given: int parse(std::string); std::string text;
 //   try {
 //     int v = weft::async_at(1, parse, text).get();
 //   } catch (const weft::remote_error& e) {     // parse threw on rank 1
 //     std::printf("%s: %s\n", e.remote_type().c_str(), e.what());
 //   }
+// @endcode
 #pragma once
 #include <stdexcept>
 #include <string>

@@ -1,6 +1,7 @@
 // weft — fork-join across ranks (Itoyori's programming model): nested
 // parallelism whose tasks any rank may steal, over global memory.
 //
+// @code
 //   long fib(int n) {
 //     if (n < 2) return n;
 //     auto [a, b] = weft::parallel_invoke([n] { return fib(n - 1); },
@@ -15,6 +16,7 @@
 //   }
 //
 //   weft::global_future<long> f = weft::spawn(fib, 30);   // any task on any rank may f.get()
+// @endcode
 //
 // A forked task may run on another rank than its parent (an idle rank steals
 // the oldest task of a random victim, same node first). So a task's function

@@ -1,10 +1,12 @@
 // weft — futures and promises: values that become available later.
 //
+// @code
 //   weft::promise<int> p;
 //   weft::future<int> f = p.get_future();
 //   auto g = f.then([](weft::future<int> v) { return v.get() + 1; });
 //   p.set_value(41);
 //   int v = g.get();                       // 42; suspends this task, not the worker
+// @endcode
 //
 // get() called from inside a task suspends that task's fiber and lets the
 // worker run other work; called from a plain thread it blocks the thread.

@@ -3,6 +3,8 @@
  * one-sided put/get, rank locks, collectives and atomics. C and C++; link
  * weft::weft.
  *
+ * @code{.c}
+ *   // given: enum { n = 1024 }; extern double mine[];
  *   int main(int argc, char** argv) {
  *     ompx_init(&argc, &argv);
  *     double* a = ompx_alloc(n * sizeof(double));        // same address offset on every rank
@@ -13,6 +15,7 @@
  *     ompx_free(a);
  *     ompx_finalize();
  *   }
+ * @endcode
  *
  * Every call may be made from any thread of the rank (the thread that
  * called ompx_init, OpenMP threads, weft tasks), except the collective ones

@@ -1,14 +1,17 @@
 // weft — a partitioned global address space: every rank owns a heap that
 // all ranks can read, write and update atomically by global pointer.
 //
+// @code
+//   // given: std::size_t n; std::vector<double> halo; weft::global_ptr<long> counter;
 //   auto grid = weft::allocate_symmetric<double>(n);   // collective: same offset on every rank
 //   auto right = grid.on((weft::rank() + 1) % weft::nranks());
 //   weft::put(right, std::span<const double>(halo)).get();  // into the right neighbour's grid
 //   double x = weft::get(right + 5).get();
 //   long old = weft::atomic_fetch_add(counter.on(0), 1L).get();
 //   weft::global_lock l = weft::global_lock::of_rank(0);
-//   l.lock(); ... l.unlock();
+//   l.lock(); /* ... */ l.unlock();
 //   weft::fence();                                      // every put/get of this rank has completed
+// @endcode
 //
 // The heap (--weft:segment=SIZE, default 1G of address space per rank,
 // backed page by page as it is used) holds two kinds of blocks: symmetric

@@ -10,8 +10,12 @@ namespace weft {
 /// work from a busy sibling, so load still balances. Ignored when the task
 /// is started off the rank's workers.
 ///
+/// @code
+///   // given: int x, width; std::vector<weft::shared_future<double>> cur, next;
+///   // given: double step(std::vector<weft::shared_future<double>>&);
 ///   weft::on_thread where{x * weft::num_threads() / width};
 ///   next[x] = weft::dataflow(where, step, std::vector{cur[x - 1], cur[x], cur[x + 1]}).share();
+/// @endcode
 struct on_thread {
   int index;
 };

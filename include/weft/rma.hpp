@@ -1,12 +1,14 @@
 // weft — one-sided remote memory access (RMA): put and get into memory that
 // a rank registered, with completion by futures or by completion queues.
 //
+// @code
 //   namespace rma = weft::rma;
 //   std::vector<double> inbox(100);
 //   rma::completion_queue arrivals;
 //   rma::segment seg = rma::register_memory(inbox.data(), 800, &arrivals);
 //   weft::barrier();                                  // registered on every rank
 //
+//   // given: int right; std::vector<double> mine;
 //   auto done = rma::put(right, seg.id(), 0, mine.data(), 800,   // into right's inbox,
 //                        {.notify = 42});             // + an entry in right's `arrivals`
 //   rma::completion c = arrivals.wait();              // the left neighbour's data is here
@@ -14,6 +16,7 @@
 //
 //   double first;
 //   rma::get(right, seg.id(), 0, &first, 8).get();    // reads back right's inbox[0]: mine
+// @endcode
 //
 // Memory is registered on its own rank; it is addressed remotely by (rank,
 // segment id, byte offset). Ids are assigned per rank in registration order

@@ -2,11 +2,13 @@
 //
 // SPMD entry point (runs `body` once on every rank, smp or mpi):
 //
+// @code
 //   int main(int argc, char** argv) {
 //     return weft::run(argc, argv, [] {
 //       std::printf("hello from rank %d of %d\n", weft::rank(), weft::nranks());
 //     });
 //   }
+// @endcode
 //
 //   ./hello --weft:ranks=4 --weft:threads=2     # 4 ranks in one process
 //   mpiexec -n 4 ./hello                        # 4 processes over MPI

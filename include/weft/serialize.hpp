@@ -1,14 +1,18 @@
 // weft — serialization for remote calls (header-only, no dependency on the
 // rest of the runtime). User guide and wire format: docs/SERIALIZATION.md.
 //
+// @code
 //   weft::serialization::message m = weft::serialize(42, 3.5, std::string("hi"));
 //   // send m.bytes (inline) and m.bulk (zero-copy views of large payloads)
 //   auto [i, d, s] = weft::deserialize<int, double, std::string>(m.bytes, m.bulk);
+// @endcode
 //
 // User types: a member hook, used for both directions,
 //
+// @code
 //   struct point { int x; std::string label;
 //     template <class Ar> void serialize(Ar& ar) { ar & x & label; } };
+// @endcode
 //
 // or, for a type you cannot change, a free function found by ADL in the
 // type's namespace: template <class Ar> void serialize(Ar& ar, point& p).
@@ -355,7 +359,7 @@ constexpr std::size_t min_wire_size() {
 
 // Length header of strings and sequences. Most counts are small, and every
 // byte counts on the wire (MPICH over UCX sends up to 92 bytes by a cheaper
-// path; docs/BENCHMARKS.md): one byte holds a count up to short_count_max;
+// path; docs/DISTRIBUTED.md, "The 92-byte short path"): one byte holds a count up to short_count_max;
 // otherwise a marker byte says which of the two long forms follows, then the
 // count as a u64. Only large payloads go as bulk segments, so a bulk count
 // always takes the long form.

@@ -1,9 +1,12 @@
 // weft — fork-join inside a rank: task groups and parallel loops.
 //
+// @code
+//   // given: void left(); void right(); long n; double a; std::vector<double> x, y;
 //   weft::task_group g;                    // nested fork-join
 //   g.run([] { left(); });  g.run([] { right(); });  g.wait();
 //
-//   weft::parallel_for(0, n, 1024, [&](long i) { y[i] += a * x[i]; });
+//   weft::parallel_for(0L, n, 1024L, [&](long i) { y[i] += a * x[i]; });
+// @endcode
 #pragma once
 #include <atomic>
 #include <exception>

@@ -1,7 +1,10 @@
 // weft — when_all: one future for many.
 //
+// @code
+//   // given: extern int f(); extern double g();
 //   auto both = weft::when_all(weft::async(f), weft::async(g));
 //   auto [a, b] = both.get();              // a.get(), b.get(): ready
+// @endcode
 #pragma once
 #include <atomic>
 #include <cstddef>

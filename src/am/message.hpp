@@ -34,9 +34,9 @@ struct am_out_of_line;
 /// it: back to the thread that allocated it, which frees it (smp backend).
 /// glibc's malloc locks the allocating thread's arena to free a chunk of
 /// over 1 KiB from another thread; with messages flowing both ways the two
-/// threads then fight over both arena locks and sleep in futex calls (4 KiB
-/// ping-pong chains, window 2: 8.7 us per message, 2.0 with this). Lock-free:
-/// receivers push, the owner takes the whole list at once.
+/// threads then fight over both arena locks and sleep in futex calls
+/// (docs/DISTRIBUTED.md, "smp backend", has the cost). Lock-free: receivers
+/// push, the owner takes the whole list at once.
 class am_return_channel {
  public:
   am_return_channel() = default;
@@ -63,9 +63,9 @@ class am_return_channel {
 /// A body of up to copied_body_limit bytes lives in the same block, right
 /// after the object (its "tail"): one allocation per message instead of the
 /// block plus a std::vector's heap buffer, on the sender and again on the
-/// receiver (a 40-byte body cost ~500 instructions more than an inline one
-/// on the receiving rank, most of it the vector's malloc and free;
-/// docs/BENCHMARKS.md). Larger bodies,
+/// receiver: the vector's malloc and free were most of what a body just
+/// past the inline area cost (docs/DISTRIBUTED.md, "Small bodies need no
+/// allocation of their own"). Larger bodies,
 /// and bodies received in pieces, use `bytes`.
 struct am_out_of_line : pooled {
   std::vector<std::byte> bytes;                      // body bytes, unless in the tail
@@ -245,9 +245,8 @@ class am_message {
   /// Has the out-of-line block freed by the thread owning `home` when the
   /// message is done with (see am_return_channel), if it holds memory of a
   /// size glibc frees under the arena lock. Small blocks are freed where
-  /// they end (the thread cache takes them): sending those home cost a
-  /// contended cache line per message (64 B ping-pong, window 2: 0.85 ->
-  /// 1.34 us).
+  /// they end (the thread cache takes them): sending those home costs a
+  /// contended cache line per message (docs/DISTRIBUTED.md, "smp backend").
   void return_out_of_line_to(am_return_channel* home) noexcept {
     // Bodies up to copied_body_limit were copied at their size (set_body):
     // only a larger one holds a big buffer.

@@ -42,8 +42,8 @@ void fit_to_cores(sched_options& so, int workers_on_node, const char* what) {
   so.idle_nap_ns = std::min(max_idle_nap_ns, so.idle_nap_ns * workers_on_node / cores);
   // The asymmetric fence pair makes sleeping expensive (a membarrier, an
   // interrupt on every core running the process) to make sending cheap;
-  // with more workers than cores they sleep all the time: 7.5% of a
-  // 1000-rank start-up went to those interrupts.
+  // with more workers than cores they sleep all the time, and those
+  // interrupts become a visible share of the run.
   allow_asymmetric_fences(false);
   static bool warned = false;
   if (workers_on_node > oversubscription_warning * cores && !std::exchange(warned, true))

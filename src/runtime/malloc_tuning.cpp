@@ -1,12 +1,10 @@
 // glibc malloc settings for message-heavy runs (--weft:malloc-tuning).
 //
-// Measured with bench_latency on the smp backend (4-64 KiB payloads, up to
-// 64 chains in flight): with glibc's defaults, every burst of freed
-// payloads pushes an arena's top chunk past the trim threshold (128 KiB),
-// free() hands the pages back with madvise, the TLB shootdown interrupts
-// the other core, and the next allocation faults the pages in again. A
-// quarter of the run went to madvise and IPIs; 4 KiB at window 64 took 84
-// us per message, 46 us with trimming raised. Setting the trim threshold
+// With glibc's defaults, every burst of freed message payloads pushes an
+// arena's top chunk past the trim threshold (128 KiB), free() hands the
+// pages back with madvise, the TLB shootdown interrupts the other core, and
+// the next allocation faults the pages in again (what that costs:
+// docs/DISTRIBUTED.md, option --weft:malloc-tuning). Setting the trim threshold
 // also freezes glibc's adaptive mmap threshold at 128 KiB (every larger
 // payload would be mmapped and unmapped, another shootdown each), so that
 // one is raised too. The price: up to 64 MiB of freed memory per arena

@@ -27,18 +27,16 @@ struct runtime_options {
   std::string progress = "auto";   // auto | thread | worker
   std::size_t stack_size = 256 * 1024;
   // mpi: messages (with their large segments) up to this size are copied
-  // through the transport's reused buffers, larger ones go zero-copy.
-  // Measured with MPICH/UCX: a rendezvous from an address UCX has not seen
-  // (a freshly serialized argument) costs 3-4 us more than the copy at
-  // 16 KiB and ~13 us at 64 KiB, where the copy costs ~1.5 us.
+  // through the transport's reused buffers, larger ones go zero-copy. Up to
+  // about 16 KiB the copy is cheaper than MPICH/UCX's rendezvous from an
+  // address it has not seen (a freshly serialized argument); the figures:
+  // docs/DISTRIBUTED.md, "Eager up to 16 KiB, then zero-copy".
   std::size_t eager_threshold = std::size_t{16} << 10;
   // mpi: the frames queued for one rank in a progress pass share MPI
   // messages of up to this many bytes. 8K keeps a batch inside one of UCX's
   // shared-memory segments (8 KiB, UCX_MM_SEG_SIZE): one copy in, one out.
-  // A 12 KiB or 64 KiB batch goes by rendezvous instead; with 64K, four
-  // 4 KiB messages queued together took 2.2-2.4x raw MPI's latency, with
-  // 8K 1.5x (docs/BENCHMARKS.md "Batch size and progress lock":
-  // bench_latency --mode=mpi --reps 5 --size 4096).
+  // A larger batch goes by rendezvous instead, which costs latency
+  // (docs/DISTRIBUTED.md, "Coalescing up to 8 KiB").
   std::size_t coalesce_limit = std::size_t{8} << 10;
   // mpi: frames between ranks on one node go through shared-memory rings
   // (am/mpi/node_rings.hpp) instead of MPI messages.

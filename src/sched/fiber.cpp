@@ -93,9 +93,9 @@ void fiber_prepare(fiber* f, void (*entry)(bctx::transfer_t)) noexcept {
   // Likewise TSan's shadow call stack of a recycled fiber still holds the
   // frames it was abandoned in; reusing it would grow that stack by a few
   // frames per reuse until TSan's stack depot overflows. Start afresh, but
-  // only every 64th reuse: making a TSan fiber costs milliseconds (a yield
-  // loop ran 7000x slower than in release when every reuse made one), and
-  // 64 reuses leave a few hundred stale frames, far below the limit.
+  // only every 64th reuse: making a TSan fiber is far more expensive than
+  // reusing one (a yield loop that made one per reuse crawled), and 64
+  // reuses leave a few hundred stale frames, far below the limit.
   constexpr unsigned tsan_reuses_per_fiber = 64;
   if (f->owns_stack && ++f->tsan_reuses >= tsan_reuses_per_fiber) {
     __tsan_destroy_fiber(f->tsan);

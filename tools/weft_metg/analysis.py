@@ -1,7 +1,7 @@
 """METG arithmetic: aggregation over repetitions, peak FLOP/s, efficiency,
 and the 50% crossing.
 
-Definitions (TASKBENCH_SPEC.md, "METG methodology"):
+Definitions (Task Bench's, as taskbench/README.md "What the core follows" states them):
   granularity  = elapsed * cores / total_tasks   (reported in microseconds)
   efficiency   = achieved FLOP/s / peak FLOP/s
   METG(50%)    = the smallest granularity whose efficiency is >= 50%,

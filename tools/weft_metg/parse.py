@@ -1,4 +1,4 @@
-"""Parsing of the Task Bench printed report (see TASKBENCH_SPEC.md, "Printed report").
+"""Parsing of the Task Bench printed report (taskbench/README.md, "What the core follows").
 
 One run prints a configuration block ("Running Task Benchmark", then one
 "Task Graph N:" section per graph given with -and) and, at the end, a single

@@ -1,6 +1,9 @@
 // weft — reductions of vectors element by element:
 //
+// @code
+//   // given: std::vector<double> local;
 //   std::vector<double> sum = weft::allreduce(std::move(local), weft::elementwise{std::plus<>{}});
+// @endcode
 //
 // Internal to <weft/coll.hpp>. For trivially copyable elements allreduce
 // sends raw element bytes and, from elementwise_halving_bytes up, runs

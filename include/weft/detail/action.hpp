@@ -12,16 +12,22 @@
 // the main executable's loaded segments, that the magic and self pointer are
 // right and that a 32-bit check word matches, before it calls anything.
 //
-// Sender:   w << id; w(args...)                  (write_call does both)
+// @code
+//   // given: std::span<const std::byte> bytes, reply;
+//   // given: std::span<const std::span<const std::byte>> bulk;
+//   using namespace weft;
+//   // sender: w << id; w(args...)  (write_call does both)
 //   serialization::writer w;
 //   detail::write_call(w, [](int x) { return 2 * x; }, 21);
-// Receiver:
+//   // receiver
 //   serialization::reader r(bytes, bulk);
 //   detail::resolved_action a = detail::read_action(r);   // throws protocol_error
 //   serialization::writer out;
 //   serialization::owner keep = a.invoke(r, &out);       // out: status + value/error
-// Caller:
+//   // caller, on the reply
+//   serialization::reader reply_reader(reply);
 //   int v = detail::read_result<int>(reply_reader);       // or throws remote_error
+// @endcode
 #pragma once
 #include <cstddef>
 #include <cstdint>
@@ -420,8 +426,8 @@ const action_record& action_record_of() noexcept {
 }
 
 /// Id of a stateless callable type F (captureless lambda, empty function
-/// object) called with Args (decayed).
-///   auto id = action_id_of<decltype(lambda), int, std::string>();
+/// object) called with Args (decayed), as in
+/// `action_id_of<decltype(lambda), int, std::string>()`.
 template <class F, class... Args>
 action_id action_id_of() {
   check_action<F, Args...>();
@@ -438,8 +444,8 @@ action_id action_id_of() {
 }
 
 /// Id of any supported callable value called with Args (decayed): a
-/// function (pointer) or a stateless callable object.
-///   auto id = action_id_of<int, int>(&add);
+/// function (pointer) or a stateless callable object, as in
+/// `action_id_of<int, int>(&add)`.
 template <class... Args, class F>
 action_id action_id_of(const F& f) {
   check_action<F, Args...>();
@@ -496,8 +502,8 @@ inline void write_action_id(writer& w, const action_id& id) {
 /// protocol_error (invalid id) or serialization_error (truncated input).
 resolved_action read_action(reader& r);
 
-/// Appends the id of `f` called with `args`, then the arguments.
-///   detail::write_call(w, &add, 2, 3);
+/// Appends the id of `f` called with `args`, then the arguments, as in
+/// `detail::write_call(w, &add, 2, 3)`.
 template <class F, class... Args>
 void write_call(writer& w, const F& f, const Args&... args) {
   if constexpr (action_ok<F, Args...>()) {

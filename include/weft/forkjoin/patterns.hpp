@@ -2,12 +2,15 @@
 // and a merge sort over index ranges, global spans and global vectors, built
 // on parallel_invoke (so any rank may run any part) and checkouts.
 //
+// @code
+//   // given: long n; weft::global_span<double> span, scratch;
 //   weft::fork_policy p{.cutoff = 4096, .checkout_count = 1024};
-//   weft::parallel_for_each(p, 0L, n, [](long i) { ... });                 // f(i)
+//   weft::parallel_for_each(p, 0L, n, [](long i) { /* ... */ });           // f(i)
 //   weft::parallel_for_each(p, span, [](double& x) { x *= 2; });           // read_write checkouts
 //   double s = weft::transform_reduce(p, span, 0.0, std::plus<>(),
 //                                     [](const double& x) { return x * x; });  // read checkouts
-//   weft::parallel_sort(p, span);                                          // cilksort-like
+//   weft::parallel_sort(p, span, scratch);     // cilksort-like; scratch: as many elements as span
+// @endcode
 //
 // A range is split in halves until a part has at most `cutoff` elements
 // (one task); inside a task, elements of global memory are checked out

@@ -1,10 +1,12 @@
 // weft offload — the stream a launcher for a cuda device receives.
 //
+// @code{.cu}
 //   __global__ void saxpy_gpu(float a, const float* x, float* y, std::size_t n);
 //   void saxpy(cudaStream_t s, float a, std::span<const float> x, std::span<float> y) {
 //     saxpy_gpu<<<(y.size() + 255) / 256, 256, 0, s>>>(a, x.data(), y.data(), y.size());
 //   }
 //   weft::target(gpu, saxpy, 2.0f, weft::map_to(x), weft::map_tofrom(y)).get();
+// @endcode
 //
 // weft::cuda_stream is the CUDA runtime's cudaStream_t (both name
 // CUstream_st*), declared here without the CUDA headers so that weft's

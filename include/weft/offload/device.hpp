@@ -1,7 +1,9 @@
 // weft offload — devices: every device of every rank, with a global id.
 //
+// @code
 //   for (const weft::device& d : weft::devices())       // rank-major ids
 //     std::printf("%d on rank %d, %zu bytes\n", d.id(), d.rank(), d.memory());
+// @endcode
 //
 // A `cpu` device is a share of its rank's workers with a memory arena of its
 // own (host memory of that rank, apart from the program's objects): kernels

@@ -1,11 +1,14 @@
 // weft offload — device memory: typed handles and bounds-checked copies.
 //
+// @code
+//   // given: std::vector<double> host; weft::device_buffer<double> other;
 //   weft::device d = weft::devices().back();                 // maybe another rank's
 //   auto buf = weft::allocate<double>(d, 1000).get();        // allocated by d's rank
 //   weft::copy(buf, 0, std::span<const double>(host)).get(); // host -> device
 //   weft::copy(other, 0, buf, 0, 1000).get();                // device -> device
 //   weft::copy(std::span<double>(host), buf, 0).get();       // device -> host
 //   weft::deallocate(buf).get();
+// @endcode
 //
 // A device_buffer is a small trivially copyable handle (device id, address on
 // the owning rank, element count): it can be passed to remote calls and

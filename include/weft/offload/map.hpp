@@ -1,12 +1,16 @@
 // weft offload — map clauses (OpenMP's map(to/from/tofrom/alloc)) and the
 // per-device present table behind them.
 //
-//   weft::map_to(x)      copy x to the device before the kernel
-//   weft::map_from(y)    copy y back to the host after it
-//   weft::map_tofrom(z)  both
-//   weft::map_alloc(w)   device memory only, no copy
-//   weft::map_to(x).always()   copy even when x is already present
-//   weft::map_release(x), weft::map_delete(x)   (target_exit_data only)
+// @code
+//   // given: std::vector<double> x, y, z, w;
+//   weft::map_to(x);              // copy x to the device before the kernel
+//   weft::map_from(y);            // copy y back to the host after it
+//   weft::map_tofrom(z);          // both
+//   weft::map_alloc(w);           // device memory only, no copy
+//   weft::map_to(x).always();     // copy even when x is already present
+//   weft::map_release(x);         // (target_exit_data only)
+//   weft::map_delete(x);          // (target_exit_data only)
+// @endcode
 //
 // x is a std::vector<T>, a std::span<T> or a pointer and a count, of
 // trivially copyable T, in the calling rank's memory. Each rank has, for

@@ -1,10 +1,13 @@
 // weft offload — target tasks (OpenMP's `target nowait` with map and depend).
 //
+// @code
 //   void saxpy(float a, std::span<const float> x, std::span<float> y) {
 //     for (std::size_t i = 0; i < y.size(); ++i) y[i] += a * x[i];
 //   }
+//   // given: weft::device dev; std::vector<float> x, y;
 //   auto f = weft::target(dev, saxpy, 2.0f, weft::map_to(x), weft::map_tofrom(y));
 //   f.get();                                   // y holds the result
+// @endcode
 //
 // The kernel is a plain function or a stateless lambda, the same on every
 // rank (no registration). It runs on the device's rank and receives, in the

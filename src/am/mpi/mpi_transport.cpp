@@ -39,9 +39,9 @@ constexpr int tag_bulk = 2;
 // bodies that big are arrays, which travel as bulk segments); a frame with
 // no bulk segments and a body under 256 bytes (most remote calls and their
 // replies) has a 3-byte compact prefix instead. MPICH/UCX sends a message
-// of up to 92 bytes ~0.08 us faster one way than one of 93 or more (its
-// shared-memory short-message limit; bench_mpi_costs measures it,
-// docs/BENCHMARKS.md), and every byte of prefix counts against it: with
+// of up to 92 bytes faster than one of 93 or more (its shared-memory
+// short-message limit; docs/DISTRIBUTED.md, "The 92-byte short path"), and
+// every byte of prefix counts against it: with
 // the compact prefix a remote call of a plain function taking a 64-byte
 // weft::buffer is 92 bytes (3 prefix, 8 reply token, 16 call id, 1 length,
 // 64 payload), two coalesced 8-byte calls 72.
@@ -180,10 +180,9 @@ struct in_flight_send {
 /// Eager receives posted ahead of the messages (MPI_ANY_SOURCE, tag_eager):
 /// a message then lands in its buffer as it arrives, and one MPI_Test finds
 /// and completes it. Probing instead (MPI_Improbe + MPI_Mrecv)
-/// takes two MPI calls per message. A plain MPI ping-pong (8 B, interleaved
-/// runs) took 0.21-0.29 us one way that way, 0.19-0.23 us with four posted
-/// receives testing the earliest, and 0.20-0.26 us with MPI_Testsome over
-/// all four (docs/BENCHMARKS.md, "posted receives on the mpi backend"). MPI matches a message to
+/// takes two MPI calls per message, and MPI_Testsome over all four is
+/// slower than testing the earliest (docs/DISTRIBUTED.md, "Posted receives,
+/// earliest first"). MPI matches a message to
 /// the earliest posted receive, so testing only the earliest finds every
 /// message, and messages from one rank are read in the order they were sent.
 struct posted_ring {
@@ -586,8 +585,9 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   // A frame whose bulk segments travel separately ends its batch. Batched
   // with the next such frame, the receiver started both large transfers
   // before it could run the first call, and two ping-pong chains then
-  // stayed in step, each core copying two payloads while the other waited:
-  // 64 KiB, window 2, one way 15-17 us against raw MPI's 7.5; split, 8.3-9.7.
+  // stayed in step, each core copying two payloads while the other waited
+  // (docs/DISTRIBUTED.md, "A frame with rendezvous segments closes its MPI
+  // message").
   if (n_bulk != 0 || body_apart) close_batch(batch);
 }
 

@@ -3,8 +3,9 @@
 // This header is everything an implementation of Task Bench needs: the task
 // graph (points, timesteps, dependencies), the kernels, input validation, the
 // command line (the flags of Task Bench) and the printed report. It has no
-// dependency on the weft runtime; the specification it follows is
-// shared/TASKBENCH_SPEC.md.
+// dependency on the weft runtime; what it follows of the original Task Bench
+// (StanfordLegion/task-bench) is summed up in taskbench/README.md, "What the
+// core follows".
 //
 // The usual shape of an implementation:
 //
