@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "am/rank_comm.hpp"
+#include "rma/range_text.hpp"
 
 namespace weft::rma::detail {
 
@@ -16,8 +17,10 @@ namespace {
 
 /// "rma put from rank 0 to rank 1, segment 3, bytes [64, 128)"
 int describe(char* buf, std::size_t n, const access& a) {
-  return std::snprintf(buf, n, "rma %s from rank %d to rank %d, segment %u, bytes [%zu, %zu)", a.op, a.origin,
-                       a.target, static_cast<unsigned>(a.segment), a.offset, a.offset + a.bytes);
+  char range[80];
+  format_range(range, sizeof range, a.offset, a.bytes);
+  return std::snprintf(buf, n, "rma %s from rank %d to rank %d, segment %u, bytes %s", a.op, a.origin, a.target,
+                       static_cast<unsigned>(a.segment), range);
 }
 
 }  // namespace
@@ -52,13 +55,19 @@ const segment_entry& check_access(const segment_table& t, const access& a) noexc
   return *e;
 }
 
-void check_rank(int nranks, const access& a) noexcept {
-  if (a.target >= 0 && a.target < nranks) return;
+void check_request(int nranks, const access& a) noexcept {
   char what[192];
-  describe(what, sizeof what, a);
   char msg[320];
-  std::snprintf(msg, sizeof msg, "%s: rank %d does not exist (%d ranks)", what, a.target, nranks);
-  fail(msg);
+  if (a.target < 0 || a.target >= nranks) [[unlikely]] {
+    describe(what, sizeof what, a);
+    std::snprintf(msg, sizeof msg, "%s: rank %d does not exist (%d ranks)", what, a.target, nranks);
+    fail(msg);
+  }
+  if (range_wraps(a.offset, a.bytes)) [[unlikely]] {
+    describe(what, sizeof what, a);
+    std::snprintf(msg, sizeof msg, "%s: out of bounds, offset + size exceeds 2^64 - 1", what);
+    fail(msg);
+  }
 }
 
 void corrupt_message(int source, const char* why) noexcept {
