@@ -138,7 +138,8 @@ checkout<U> detail::pgas::open_checkout(global_ptr<std::remove_const_t<U>> p, st
   using E = std::remove_const_t<U>;
   static_assert(std::is_trivially_copyable_v<E>, "the heap holds trivially copyable types");
   checkout<U> c;
-  std::byte* at = checkout_bytes(p.rank(), p.offset(), n * sizeof(E), mode, c.token_);
+  const std::size_t bytes = bytes_of<E>("checkout", p.rank(), p.offset(), n);
+  std::byte* at = checkout_bytes(p.rank(), p.offset(), bytes, mode, c.token_);
   c.span_ = std::span<U>(reinterpret_cast<U*>(at), n);
   return c;
 }

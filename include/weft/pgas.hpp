@@ -35,14 +35,19 @@
 // operation completes; values passed by value are copied at the call.
 //
 // Errors end the job with a message naming the ranks and the bytes: access
-// outside a heap, a rank that does not exist, a misaligned atomic, freeing
-// what was not allocated, heap exhaustion, lock misuse. See docs/PGAS.md.
+// outside a heap (any byte of [offset, offset + size) past its end, checked
+// on the calling rank before anything moves, for every put, get, strided
+// transfer, atomic and checkout, direct or by message), a rank that does not
+// exist, a misaligned atomic, freeing what was not allocated, heap
+// exhaustion (also for sizes whose byte count does not fit in 64 bits), lock
+// misuse. See docs/PGAS.md "Errors".
 #pragma once
 #include <algorithm>
 #include <compare>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <memory>
 #include <span>
 #include <stdexcept>
@@ -60,15 +65,40 @@ namespace detail::pgas {
 
 /// Address of heap byte `offset` of `rank` in this process, or null when
 /// the heap is not mapped here. `for_access`: also null when
-/// --weft:pgas-direct=0 (accesses must then go through messages).
+/// --weft:pgas-direct=0 (accesses must then go through messages). Checks
+/// only that `offset` is inside the heap: accesses use checked_address.
 std::byte* address_of(int rank, std::uint64_t offset, bool for_access) noexcept;
+/// Checks that `rank` exists and heap bytes [offset, offset + bytes) lie in
+/// its heap, or ends the job naming `op`, the ranks, the bytes and the heap
+/// size; then the address to access them at, or null when they are reached
+/// by messages.
+std::byte* checked_address(const char* op, int rank, std::uint64_t offset, std::size_t bytes);
+/// Ends the job: `count` elements of `element_bytes` at (rank, offset) are
+/// more bytes than 64 bits hold.
+[[noreturn]] void too_many_bytes(const char* op, int rank, std::uint64_t offset, std::size_t count,
+                                 std::size_t element_bytes);
+/// Checks, before any block moves, that the `count` blocks of `block`
+/// elements, `stride` elements apart, from (rank, offset) all lie in the
+/// heap; ends the job otherwise (also when the distances leave 64 bits).
+void check_strided(const char* op, int rank, std::uint64_t offset, std::ptrdiff_t stride, std::size_t block,
+                   std::size_t count, std::size_t element_bytes);
+/// The bytes of `n` elements of T at (rank, offset), or the end of the job
+/// when they do not fit in 64 bits (a compare with a constant).
+template <class T>
+std::size_t bytes_of(const char* op, int rank, std::uint64_t offset, std::size_t n) {
+  if (n > std::numeric_limits<std::size_t>::max() / sizeof(T)) [[unlikely]]
+    too_many_bytes(op, rank, offset, n, sizeof(T));
+  return n * sizeof(T);
+}
 /// (rank, offset) of an address in a heap mapped here; false otherwise.
 bool locate(const void* p, int& rank, std::uint64_t& offset) noexcept;
 int this_rank() noexcept;
 
-std::uint64_t allocate_symmetric(std::size_t bytes);
+/// A block of `count` elements of `element_bytes`; a byte count that does
+/// not fit in 64 bits is heap exhaustion like any other too large size.
+std::uint64_t allocate_symmetric(std::size_t count, std::size_t element_bytes = 1);
 void free_symmetric(std::uint64_t offset);
-std::uint64_t allocate_local(std::size_t bytes);
+std::uint64_t allocate_local(std::size_t count, std::size_t element_bytes = 1);
 void free_local(int rank, std::uint64_t offset);
 
 /// copy_source: copy `src` at the call (it need not outlive the call).
@@ -203,11 +233,12 @@ struct global_span {
 
 /// Collective: every rank calls it with the same n, in the same order of
 /// collective calls; returns this rank's block, at the same offset as every
-/// other rank's (`p.on(r)` is rank r's). Exhaustion ends the job.
+/// other rank's (`p.on(r)` is rank r's). Exhaustion ends the job (also when
+/// n * sizeof(T) does not fit in 64 bits).
 template <class T>
 global_ptr<T> allocate_symmetric(std::size_t n = 1) {
   static_assert(std::is_trivially_copyable_v<T>, "the heap holds trivially copyable types");
-  return global_ptr<T>::at(detail::pgas::this_rank(), detail::pgas::allocate_symmetric(n * sizeof(T)));
+  return global_ptr<T>::at(detail::pgas::this_rank(), detail::pgas::allocate_symmetric(n, sizeof(T)));
 }
 /// Collective: frees a block from allocate_symmetric on every rank.
 template <class T>
@@ -215,11 +246,12 @@ void free_symmetric(global_ptr<T> p) {
   detail::pgas::free_symmetric(p.offset());
 }
 /// A block in this rank's heap that only this rank allocates (not
-/// collective; any thread). Throws std::bad_alloc when the heap is full.
+/// collective; any thread). Throws std::bad_alloc when the heap is full
+/// (also when n * sizeof(T) does not fit in 64 bits).
 template <class T>
 global_ptr<T> allocate(std::size_t n = 1) {
   static_assert(std::is_trivially_copyable_v<T>, "the heap holds trivially copyable types");
-  return global_ptr<T>::at(detail::pgas::this_rank(), detail::pgas::allocate_local(n * sizeof(T)));
+  return global_ptr<T>::at(detail::pgas::this_rank(), detail::pgas::allocate_local(n, sizeof(T)));
 }
 /// Frees a block from allocate, on the rank that allocated it.
 template <class T>
@@ -236,11 +268,12 @@ future<void> put(global_ptr<T> dst, const T& value) {
 /// `src` stays valid and unchanged until the future is ready.
 template <class T>
 future<void> put(global_ptr<T> dst, std::span<const T> src) {
-  return detail::pgas::put_bytes(dst.rank(), dst.offset(), src.data(), src.size_bytes(), false);
+  const std::size_t bytes = detail::pgas::bytes_of<T>("put", dst.rank(), dst.offset(), src.size());
+  return detail::pgas::put_bytes(dst.rank(), dst.offset(), src.data(), bytes, false);
 }
 template <class T>
 future<T> get(global_ptr<T> src) {
-  if (const std::byte* p = detail::pgas::address_of(src.rank(), src.offset(), true)) {
+  if (const std::byte* p = detail::pgas::checked_address("get", src.rank(), src.offset(), sizeof(T))) {
     T v;
     std::memcpy(&v, p, sizeof(T));
     return make_ready_future(std::move(v));
@@ -254,7 +287,8 @@ future<T> get(global_ptr<T> src) {
 /// `dst` stays valid and untouched until the future is ready.
 template <class T>
 future<void> get(global_ptr<T> src, std::span<T> dst) {
-  return detail::pgas::get_bytes(src.rank(), src.offset(), dst.data(), dst.size_bytes());
+  const std::size_t bytes = detail::pgas::bytes_of<T>("get", src.rank(), src.offset(), dst.size());
+  return detail::pgas::get_bytes(src.rank(), src.offset(), dst.data(), bytes);
 }
 
 /// Operations issued together, with one completion for all of them.
@@ -274,10 +308,12 @@ class transfer_batch {
   }
   /// `count` blocks of `block` elements: block k goes from src + k *
   /// src_stride to dst + k * dst_stride (strides in elements), e.g. a plane
-  /// of a 3-D array.
+  /// of a 3-D array. Every block is checked to lie in the heap before any
+  /// is issued.
   template <class T>
   transfer_batch& put_strided(global_ptr<T> dst, std::ptrdiff_t dst_stride, const T* src, std::ptrdiff_t src_stride,
                               std::size_t block, std::size_t count) {
+    detail::pgas::check_strided("put_strided", dst.rank(), dst.offset(), dst_stride, block, count, sizeof(T));
     for (std::size_t k = 0; k < count; ++k) {
       const auto i = static_cast<std::ptrdiff_t>(k);
       put(dst + i * dst_stride, std::span<const T>(src + i * src_stride, block));
@@ -287,6 +323,7 @@ class transfer_batch {
   template <class T>
   transfer_batch& get_strided(global_ptr<T> src, std::ptrdiff_t src_stride, T* dst, std::ptrdiff_t dst_stride,
                               std::size_t block, std::size_t count) {
+    detail::pgas::check_strided("get_strided", src.rank(), src.offset(), src_stride, block, count, sizeof(T));
     for (std::size_t k = 0; k < count; ++k) {
       const auto i = static_cast<std::ptrdiff_t>(k);
       get(src + i * src_stride, std::span<T>(dst + i * dst_stride, block));

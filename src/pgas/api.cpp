@@ -24,6 +24,17 @@ class heap_exhausted : public std::bad_alloc {
   std::string what_;
 };
 
+/// The size an allocation asked for, and its byte count: false when that
+/// does not fit in 64 bits (heap exhaustion, whatever the heap's size).
+bool size_in_bytes(std::size_t count, std::size_t element_bytes, std::size_t& bytes, std::string& asked) {
+  const bool fits = !__builtin_mul_overflow(count, element_bytes, &bytes);
+  if (fits)
+    asked = std::to_string(bytes) + " bytes";
+  else
+    asked = std::to_string(count) + " elements of " + std::to_string(element_bytes) + " bytes";
+  return fits;
+}
+
 std::string usage(const rank_pgas& r) {
   return "the heap of rank " + std::to_string(r.rank) + " has " + std::to_string(r.space.size()) + " bytes, " +
          std::to_string(r.space.symmetric_in_use()) + " in symmetric and " + std::to_string(r.space.local_in_use()) +
@@ -55,8 +66,12 @@ bool locate(const void* ptr, int& rank, std::uint64_t& offset) noexcept {
 
 int this_rank() noexcept { return weft::pgas::detail::current_comm().rank; }
 
-std::uint64_t allocate_symmetric(std::size_t bytes) {
+std::uint64_t allocate_symmetric(std::size_t count, std::size_t element_bytes) {
   rank_pgas& me = current();
+  std::size_t bytes = 0;
+  std::string asked;
+  if (!size_in_bytes(count, element_bytes, bytes, asked))
+    fail("symmetric allocation of " + asked + ": heap exhausted (more bytes than 64 bits hold); " + usage(me));
   // Every rank must ask for the same size: compare the extremes (and keep
   // ranks from using a block before its owner allocated it).
   using extremes = std::array<std::size_t, 2>;  // the smallest size and the complement of the largest
@@ -68,7 +83,7 @@ std::uint64_t allocate_symmetric(std::size_t bytes) {
     fail("symmetric allocation with different sizes on different ranks (between " + std::to_string(lo) + " and " +
          std::to_string(hi) + " bytes; this rank asked for " + std::to_string(bytes) + ")");
   const auto at = me.space.allocate_symmetric(bytes);
-  if (!at) fail("symmetric allocation of " + std::to_string(bytes) + " bytes: heap exhausted; " + usage(me));
+  if (!at) fail("symmetric allocation of " + asked + ": heap exhausted; " + usage(me));
   return *at;
 }
 
@@ -80,12 +95,15 @@ void free_symmetric(std::uint64_t offset) {
          std::to_string(me.rank) + ", which is not a live symmetric block");
 }
 
-std::uint64_t allocate_local(std::size_t bytes) {
+std::uint64_t allocate_local(std::size_t count, std::size_t element_bytes) {
   rank_pgas& me = current();
-  const auto at = me.space.allocate_local(bytes);
+  std::size_t bytes = 0;
+  std::string asked;
+  const bool fits = size_in_bytes(count, element_bytes, bytes, asked);
+  const auto at = fits ? me.space.allocate_local(bytes) : std::nullopt;
   if (!at)
-    throw heap_exhausted("weft: rank " + std::to_string(me.rank) + ": pgas allocation of " + std::to_string(bytes) +
-                         " bytes: heap exhausted; " + usage(me));
+    throw heap_exhausted("weft: rank " + std::to_string(me.rank) + ": pgas allocation of " + asked +
+                         ": heap exhausted" + (fits ? "" : " (more bytes than 64 bits hold)") + "; " + usage(me));
   return *at;
 }
 

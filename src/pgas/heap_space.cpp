@@ -3,6 +3,8 @@
 namespace weft::pgas::detail {
 
 namespace {
+/// `n` rounded up to the alignment; callers pass at most the heap's size,
+/// so the sum cannot wrap.
 std::size_t rounded(std::size_t n) {
   const std::size_t a = heap_space::alignment;
   return n == 0 ? a : (n + a - 1) / a * a;
@@ -38,6 +40,7 @@ void heap_space::add_hole(region& r, std::uint64_t at, std::size_t n) {
 }
 
 std::optional<std::uint64_t> heap_space::allocate_symmetric(std::size_t bytes) {
+  if (bytes > size_) return std::nullopt;  // never fits (and rounding near 2^64 would wrap to 0)
   const std::size_t n = rounded(bytes);
   std::lock_guard lock(mutex_);
   std::optional<std::uint64_t> at = take_hole(sym_, n);
@@ -52,6 +55,7 @@ std::optional<std::uint64_t> heap_space::allocate_symmetric(std::size_t bytes) {
 }
 
 std::optional<std::uint64_t> heap_space::allocate_local(std::size_t bytes) {
+  if (bytes > size_) return std::nullopt;  // never fits (and rounding near 2^64 would wrap to 0)
   const std::size_t n = rounded(bytes);
   std::lock_guard lock(mutex_);
   std::optional<std::uint64_t> at = take_hole(local_, n);

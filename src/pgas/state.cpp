@@ -43,20 +43,6 @@ void fail(const std::string& text) noexcept {
   std::abort();
 }
 
-void check_range(const char* op, int origin, int rank, std::uint64_t offset, std::size_t bytes) {
-  const process_pgas& p = process();
-  const bool no_rank = rank < 0 || rank >= p.nranks;
-  if (!no_rank && offset <= p.segment && bytes <= p.segment - offset) [[likely]]
-    return;
-  const std::string what = std::string(op) + " from rank " + std::to_string(origin) + " to rank " +
-                           std::to_string(rank) + ", heap bytes [" + std::to_string(offset) + ", " +
-                           std::to_string(offset + bytes) + ")";
-  if (no_rank)
-    fail(what + ": rank " + std::to_string(rank) + " does not exist (" + std::to_string(p.nranks) + " ranks)");
-  fail(what + ": out of bounds, the heap of rank " + std::to_string(rank) + " has " + std::to_string(p.segment) +
-       " bytes");
-}
-
 }  // namespace weft::pgas::detail
 
 namespace weft::detail {

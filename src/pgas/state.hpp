@@ -73,7 +73,8 @@ inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexc
 [[noreturn]] void fail(const std::string& text) noexcept;
 
 /// Checks `rank` exists and [offset, offset + bytes) lies in its heap;
-/// ends the job naming both ranks and the range otherwise.
+/// ends the job naming both ranks, the range and the heap size otherwise
+/// (range_checks.cpp).
 void check_range(const char* op, int origin, int rank, std::uint64_t offset, std::size_t bytes);
 
 /// The cache options' rules beyond their limits (checkout.cpp): a block is

@@ -33,8 +33,7 @@ weft::rma::detail::transfer heap_transfer(int rank, std::uint64_t offset, std::s
 future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::size_t bytes, bool copy_source) {
   if (src == nullptr && bytes != 0) throw std::invalid_argument("weft::put: null source buffer");
   rank_comm& comm = weft::pgas::detail::current_comm();
-  check_range("put", comm.rank, rank, offset, bytes);
-  if (std::byte* d = address_of(rank, offset, true)) {
+  if (std::byte* d = checked_address("put", rank, offset, bytes)) {
     if (bytes != 0) std::memmove(d, src, bytes);
     return make_ready_future();
   }
@@ -53,8 +52,7 @@ future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::siz
 future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
   if (dst == nullptr && bytes != 0) throw std::invalid_argument("weft::get: null destination buffer");
   rank_comm& comm = weft::pgas::detail::current_comm();
-  check_range("get", comm.rank, rank, offset, bytes);
-  if (const std::byte* s = address_of(rank, offset, true)) {
+  if (const std::byte* s = checked_address("get", rank, offset, bytes)) {
     if (bytes != 0) std::memmove(dst, s, bytes);
     return make_ready_future();
   }

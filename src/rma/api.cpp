@@ -39,7 +39,7 @@ future<void> start_put(int target, segment_id seg, std::size_t offset, const voi
   rank_state& me = detail::state_of(comm);
   const bool notify = opts.notify.has_value();
   const access a{notify ? "notified put" : "put", comm.rank, target, seg, offset, bytes, notify};
-  detail::check_rank(comm.nranks, a);
+  detail::check_request(comm.nranks, a);
   if (detail::rank_comm* t = direct_target(me, target)) {
     const detail::segment_entry& e = detail::check_access(detail::state_of(*t).segments, a);
     if (bytes != 0) std::memmove(e.base + offset, src, bytes);
@@ -55,7 +55,7 @@ future<void> start_get(int target, segment_id seg, std::size_t offset, void* dst
   auto& comm = weft::detail::current_comm();
   rank_state& me = detail::state_of(comm);
   const access a{"get", comm.rank, target, seg, offset, bytes};
-  detail::check_rank(comm.nranks, a);
+  detail::check_request(comm.nranks, a);
   if (detail::rank_comm* t = direct_target(me, target)) {
     const detail::segment_entry& e = detail::check_access(detail::state_of(*t).segments, a);
     if (bytes != 0) std::memmove(dst, e.base + offset, bytes);

@@ -25,8 +25,12 @@ struct access {
 /// queue; otherwise ends the job with a message naming all of it.
 const segment_entry& check_access(const segment_table& t, const access& a) noexcept;
 
-/// Ends the job if `a.target` is not a rank.
-void check_rank(int nranks, const access& a) noexcept;
+/// What the origin checks before choosing a path, without the target's
+/// segment table: ends the job if `a.target` is not a rank, or if
+/// [offset, offset + bytes) ends past 2^64 - 1. The latter matters because a
+/// transfer sent in pieces computes each piece's offset by adding to the
+/// first, which must not wrap back into the segment.
+void check_request(int nranks, const access& a) noexcept;
 
 /// Ends the job: a malformed rma message from `source`.
 [[noreturn]] void corrupt_message(int source, const char* why) noexcept;

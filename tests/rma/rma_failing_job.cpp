@@ -4,6 +4,7 @@
 // when the target is in its process, on the target otherwise.
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "weft/weft.hpp"
@@ -25,6 +26,11 @@ int main(int argc, char** argv) {
       if (mode_is("put_deregistered")) rma::put(1, 0, 0, buf, 8).get();
       if (mode_is("put_no_such_rank")) rma::put(7, 0, 0, buf, 8).get();
       if (mode_is("notify_without_queue")) rma::put(1, 0, 0, buf, 8, {.notify = 1}).get();
+      // offset + bytes wraps past 2^64: 1024 bytes below it, 2048 bytes long
+      // (split into pieces, the second would start at offset 0).
+      const std::size_t top = std::numeric_limits<std::size_t>::max();
+      if (mode_is("put_wrapping_range")) rma::put(1, 0, top - 1023, buf, 2048).get();
+      if (mode_is("get_wrapping_size")) rma::get(1, 0, 8, buf, top).get();
     }
     weft::barrier();  // the other ranks would wait here forever for rank 0
     weft::barrier();
