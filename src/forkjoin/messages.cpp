@@ -55,7 +55,7 @@ void fj_arrived(rank_comm& c, am_message&& m) {
       return;
     case wire_kind::steal_request: {
       task_entry e;
-      if (steal_for_remote(me, e))
+      if (steal_for_remote(me, e, h.token))
         send_am(c, m.source, forkjoin_messages, wire_header{wire_kind::steal_reply, 0, me.rank, 0, 0},
                 body_of(&e, offsetof(task_entry, payload) + e.h.size));
       else

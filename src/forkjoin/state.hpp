@@ -1,6 +1,6 @@
-// Internal: the forkjoin layer's per-rank state — its deques, whether it is
-// inside a root_exec, its victims, the cells of spawned futures, the
-// outcomes of root tasks, and its steal counters.
+// Internal: the forkjoin layer's per-rank state — its deques, the root_exec
+// it is inside, its victims, the cells of spawned futures, the outcomes of
+// root tasks, and its steal counters.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -41,14 +41,17 @@ struct fj_rank {
   std::uint64_t deques_offset = 0;     // same on every rank (a symmetric block)
   deque_set* mine = nullptr;           // this rank's deques
   std::atomic<bool> ready{false};      // deques made (at the first root_exec)
-  std::atomic<bool> active{false};     // inside root_exec: steal from other ranks
+  // The sequence number of the root_exec this rank is inside, 0 between
+  // them: it steals from other ranks only inside one, and only that root's
+  // tasks (a rank may still be leaving root k while rank 0 runs root k+1).
+  std::atomic<std::uint64_t> root{0};
   std::vector<int> node_victims;       // other ranks whose deques this process maps
   std::vector<int> remote_victims;     // the others: asked by message
   std::atomic<bool> request_out{false};        // a steal request by message is on its way
   std::atomic<std::int64_t> request_sent_ns{0};
-  std::uint64_t next_root = 0;
+  std::uint64_t next_root = 0;         // the last root_exec's sequence number (counted alike on every rank)
 
-  spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends
+  spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends (all of the rank's root)
   std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
 
   std::mutex roots_mutex;
@@ -84,7 +87,7 @@ struct wire_header {
   wire_kind kind;
   std::uint8_t failed;   // complete/value/root_done: the body is an error text; steal_reply: 1 = nothing
   std::int32_t rank;     // complete/value: where it ran
-  std::uint64_t token;   // the cell, proxy or root sequence number
+  std::uint64_t token;   // the cell, proxy or root sequence number (steal_request: the thief's root)
   std::uint64_t token2;  // await: the proxy to answer to
 };
 static_assert(sizeof(wire_header) <= 32);
@@ -109,9 +112,10 @@ task_base* make_stolen_task(const task_entry& e);
 /// and runs it here (fork.cpp).
 void take_back_and_run(const cell_base& c) noexcept;
 
-/// Victim side of a steal by message: the oldest task of any of this
-/// rank's deques (stealing.cpp).
-bool steal_for_remote(fj_rank& me, task_entry& out) noexcept;
+/// Victim side of a steal by message from a rank inside root `root`: the
+/// oldest task of any of this rank's deques, if it belongs to that root
+/// (stealing.cpp).
+bool steal_for_remote(fj_rank& me, task_entry& out, std::uint64_t root) noexcept;
 /// A root task's outcome arrived from rank 0 (root.cpp).
 void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);
 
