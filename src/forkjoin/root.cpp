@@ -66,21 +66,28 @@ void root_wait(std::uint64_t seq, void* value, std::uint32_t size) {
     auto it = me.roots.find(seq);
     done.failed = it->second.failed;
     done.value = std::move(it->second.value);
+    done.error_type = std::move(it->second.error_type);
     done.error = std::move(it->second.error);
     me.roots.erase(it);
   }
   finish(me);
   detail::pgas::task_boundary_acquire();
-  if (done.failed) throw remote_error("root task", "root_exec: the root task failed on rank 0: " + done.error);
+  if (done.failed)
+    throw remote_error(std::move(done.error_type), "root_exec: the root task failed on rank 0: " + done.error);
   if (done.value.size() != size) fail(me.rank, "root_exec: the root task's result has the wrong size");
   if (size != 0) std::memcpy(value, done.value.data(), size);
 }
 
-void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body) {
+void root_arrived(fj_rank& me, int from, std::uint64_t seq, bool failed, std::span<const std::byte> body) {
   root_outcome& o = outcome(me, seq);
   o.failed = failed;
-  if (failed) o.error.assign(reinterpret_cast<const char*>(body.data()), body.size());
-  else o.value.assign(body.begin(), body.end());
+  if (failed) {
+    const remote_error e = decode_error(me, from, body);
+    o.error_type = e.remote_type();
+    o.error = e.what();
+  } else {
+    o.value.assign(body.begin(), body.end());
+  }
   o.done.set();
 }
 

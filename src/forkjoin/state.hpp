@@ -15,6 +15,7 @@
 #include "am/rank_comm.hpp"
 #include "forkjoin/steal_deque.hpp"
 #include "sched/spin_mutex.hpp"
+#include "weft/errors.hpp"
 
 namespace weft::detail::fj {
 
@@ -23,7 +24,7 @@ struct root_outcome {
   event done;
   bool failed = false;
   std::vector<std::byte> value;
-  std::string error;
+  std::string error_type, error;  // when failed: the thrown type's name and what()
 };
 
 struct counters {
@@ -85,7 +86,7 @@ enum class wire_kind : std::uint8_t { complete = 1, steal_request, steal_reply, 
 
 struct wire_header {
   wire_kind kind;
-  std::uint8_t failed;   // complete/value/root_done: the body is an error text; steal_reply: 1 = nothing
+  std::uint8_t failed;   // complete/value/root_done: the body is an error (encode_error); steal_reply: 1 = nothing
   std::int32_t rank;     // complete/value: where it ran
   std::uint64_t token;   // the cell, proxy or root sequence number (steal_request: the thief's root)
   std::uint64_t token2;  // await: the proxy to answer to
@@ -96,12 +97,16 @@ static_assert(sizeof(wire_header) <= 32);
 /// an error.
 void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
               std::exception_ptr error);
-/// Sends an outcome (`size` value bytes, or the text of `error`) as a
-/// message of `kind` for `token` on rank `to`.
+/// Sends an outcome (`size` value bytes, or `error` encoded) as a message
+/// of `kind` for `token` on rank `to`.
 void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint64_t token, const void* value,
                   std::uint32_t size, const std::exception_ptr& error);
-/// The text an exception carries across ranks.
-std::string describe(std::exception_ptr e);
+/// An exception as it crosses processes: its type's name and what(),
+/// encoded as remote calls encode theirs (write_current_exception).
+std::vector<std::byte> encode_error(const std::exception_ptr& error);
+/// The remote_error an encoded exception arrives as; ends the job, naming
+/// rank `from`, if `body` is not one.
+remote_error decode_error(const fj_rank& me, int from, std::span<const std::byte> body);
 
 // ---- running stolen entries (execute.cpp) ---------------------------------------------
 
@@ -116,8 +121,8 @@ void take_back_and_run(const cell_base& c) noexcept;
 /// oldest task of any of this rank's deques, if it belongs to that root
 /// (stealing.cpp).
 bool steal_for_remote(fj_rank& me, task_entry& out, std::uint64_t root) noexcept;
-/// A root task's outcome arrived from rank 0 (root.cpp).
-void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);
+/// A root task's outcome arrived from rank `from` (0) (root.cpp).
+void root_arrived(fj_rank& me, int from, std::uint64_t seq, bool failed, std::span<const std::byte> body);
 
 // ---- the deques' set-up (state.cpp) ---------------------------------------------
 

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -43,6 +44,32 @@ long busy_sum(long lo, long hi, int ms) {
 
 std::uint64_t stolen_everywhere() {
   return weft::allreduce(weft::steal_stats().stolen(), std::plus<>());
+}
+
+/// Collective: `n` counters of tasks that ran off rank 0, zeroed, on rank 0.
+weft::global_ptr<std::int64_t> new_taken_counter(std::size_t n = 1) {
+  const weft::global_ptr<std::int64_t> counter = weft::allocate_symmetric<std::int64_t>(n).on(0);
+  if (weft::rank() == 0)
+    for (std::size_t i = 0; i < n; ++i) counter.local()[i] = 0;
+  weft::barrier();
+  return counter;
+}
+
+/// Called by a task: counts it when it runs on a rank other than 0.
+void count_if_taken(weft::global_ptr<std::int64_t> counter) {
+  if (weft::rank() != 0) (void)weft::atomic_fetch_add(counter, std::int64_t{1}).get();
+}
+
+constexpr auto steal_bound = std::chrono::seconds(60);
+
+/// Spins (keeping this worker, so its queued tasks are left for other
+/// ranks) until some task ran on another rank. Throws past the bound.
+void wait_until_taken(weft::global_ptr<std::int64_t> counter) {
+  if (weft::nranks() == 1) return;
+  const auto give_up = std::chrono::steady_clock::now() + steal_bound;
+  while (weft::atomic_load(counter).get() == 0)
+    if (std::chrono::steady_clock::now() > give_up)
+      throw std::runtime_error("no other rank took a task within 60 s");
 }
 
 }  // namespace
@@ -103,6 +130,76 @@ TEST(ForkJoin, ExceptionsReachTheJoin) {
   });
 }
 
+namespace {
+
+struct task_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// How a forked task's exception reached the join.
+struct caught_at_join {
+  bool as_thrown = false;  // as task_failure itself
+  bool as_remote = false;  // as weft::remote_error
+  char remote_type[64] = {};
+  char what[64] = {};
+};
+
+void copy_text(char (&to)[64], const std::string& from) {
+  std::strncpy(to, from.c_str(), sizeof to - 1);
+}
+
+/// A task that throws task_failure when it runs on a rank other than 0
+/// (on any rank when there is one), once some task ran off rank 0.
+void throw_off_rank_0(weft::global_ptr<std::int64_t> taken) {
+  count_if_taken(taken);
+  wait_until_taken(taken);
+  if (weft::rank() != 0 || weft::nranks() == 1) throw task_failure("thrown by a forked task");
+}
+
+}  // namespace
+
+// Forked tasks that throw only when another rank took them; the first task
+// and as many throwers as rank 0 has workers wait on rank 0 until one was
+// taken. Within the process the exception arrives as thrown, from another
+// process as weft::remote_error naming the thrown type.
+TEST(ForkJoin, StolenTaskExceptionKeepsItsType) {
+  on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
+    caught_at_join c;
+    try {
+      c = weft::root_exec([taken] {
+        caught_at_join r;
+        const auto thrower = [taken] { throw_off_rank_0(taken); };
+        try {
+          weft::parallel_invoke([taken] { wait_until_taken(taken); }, thrower, thrower, thrower, thrower);
+        } catch (const task_failure& e) {
+          r.as_thrown = true;
+          copy_text(r.what, e.what());
+        } catch (const weft::remote_error& e) {
+          r.as_remote = true;
+          copy_text(r.remote_type, e.remote_type());
+          copy_text(r.what, e.what());
+        }
+        return r;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      return;
+    }
+    EXPECT_STREQ(c.what, "thrown by a forked task");
+    // With more than one rank, only tasks on other ranks threw.
+    const bool other_process = weft::nranks() > 1 && std::strcmp(weft::backend_name(), "mpi") == 0;
+    if (other_process) {
+      EXPECT_TRUE(c.as_remote);
+      EXPECT_NE(std::string(c.remote_type).find("task_failure"), std::string::npos) << c.remote_type;
+    } else {
+      EXPECT_TRUE(c.as_thrown);
+    }
+  });
+}
+
+// Rank 0 gets the exception as thrown, the others as weft::remote_error
+// naming its type.
 TEST(ForkJoin, RootExceptionOnEveryRank) {
   on_every_rank([] {
     try {
@@ -111,8 +208,13 @@ TEST(ForkJoin, RootExceptionOnEveryRank) {
         return 1;
       });
       ADD_FAILURE() << "root_exec did not throw";
-    } catch (const std::exception& e) {
+    } catch (const weft::remote_error& e) {
+      EXPECT_NE(weft::rank(), 0);
+      EXPECT_EQ(e.remote_type(), "std::runtime_error");
       EXPECT_NE(std::string(e.what()).find("root failed"), std::string::npos) << e.what();
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(weft::rank(), 0);
+      EXPECT_STREQ(e.what(), "root failed");
     }
   });
 }
