@@ -1,7 +1,9 @@
 // Fork-join across ranks: root_exec, parallel_invoke and spawn on every
 // rank count, both backends, stealing through shared memory and by message.
-// Multi-rank runs check that other ranks did steal (the tasks are long
-// enough that an idle rank finds them while rank 0 is busy).
+// Where a test needs a task to run on another rank, the task that stays on
+// rank 0 waits until another rank has taken one (bounded: past the bound it
+// fails with a message instead of hanging), so the test does not depend on
+// how long tasks take.
 #include <gtest/gtest.h>
 
 #include <atomic>
@@ -34,14 +36,6 @@ long busy(int ms, long tag) {
   return tag;
 }
 
-/// Sum of tag over [lo, hi), each leaf busy for `ms`, split in halves.
-long busy_sum(long lo, long hi, int ms) {
-  if (hi - lo == 1) return busy(ms, lo);
-  const long mid = lo + (hi - lo) / 2;
-  auto [a, b] = weft::parallel_invoke([=] { return busy_sum(lo, mid, ms); }, [=] { return busy_sum(mid, hi, ms); });
-  return a + b;
-}
-
 std::uint64_t stolen_everywhere() {
   return weft::allreduce(weft::steal_stats().stolen(), std::plus<>());
 }
@@ -72,6 +66,20 @@ void wait_until_taken(weft::global_ptr<std::int64_t> counter) {
       throw std::runtime_error("no other rank took a task within 60 s");
 }
 
+/// Sum of tag over [lo, hi), split in halves; every leaf waits until some
+/// leaf ran on another rank.
+long stolen_sum(long lo, long hi, weft::global_ptr<std::int64_t> taken) {
+  if (hi - lo == 1) {
+    count_if_taken(taken);
+    wait_until_taken(taken);
+    return lo;
+  }
+  const long mid = lo + (hi - lo) / 2;
+  auto [a, b] = weft::parallel_invoke([=] { return stolen_sum(lo, mid, taken); },
+                                      [=] { return stolen_sum(mid, hi, taken); });
+  return a + b;
+}
+
 }  // namespace
 
 TEST(ForkJoin, FibOnEveryRank) {
@@ -83,12 +91,17 @@ TEST(ForkJoin, FibOnEveryRank) {
   });
 }
 
-TEST(ForkJoin, OtherRanksStealLongTasks) {
+TEST(ForkJoin, OtherRanksStealTasks) {
   on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
     weft::reset_steal_statistics();
     const long n = 8L * weft::nranks();
-    const long sum = weft::root_exec(busy_sum, 0L, n, 10);
-    EXPECT_EQ(sum, n * (n - 1) / 2);
+    try {
+      const long sum = weft::root_exec(stolen_sum, 0L, n, taken);
+      EXPECT_EQ(sum, n * (n - 1) / 2);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     const std::uint64_t stolen = stolen_everywhere();
     if (weft::nranks() > 1) {
       EXPECT_GT(stolen, 0u);
@@ -220,14 +233,21 @@ TEST(ForkJoin, RootExceptionOnEveryRank) {
 }
 
 // ItoyoriFBC's style: futures made by one task, awaited by tasks that may
-// run on any rank.
+// run on any rank. A producer run on rank 0 waits until one ran on another
+// rank.
 TEST(ForkJoin, SpawnedFuturesAwaitedAnywhere) {
   on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
     weft::reset_steal_statistics();
-    const long total = weft::root_exec([] {
+    const long total = weft::root_exec([taken] {
       constexpr int n = 16;
       weft::global_future<long> f[n];
-      for (int i = 0; i < n; ++i) f[i] = weft::spawn(busy, 3, static_cast<long>(i));
+      for (int i = 0; i < n; ++i)
+        f[i] = weft::spawn([taken, i] {
+          count_if_taken(taken);
+          wait_until_taken(taken);
+          return static_cast<long>(i);
+        });
       // Chains: each consumer awaits a producer, wherever either runs.
       weft::global_future<long> g[n];
       for (int i = 0; i < n; ++i)
@@ -266,23 +286,29 @@ TEST(ForkJoin, SpawnedExceptionRethrownByGet) {
 // forks; children (on any rank) read that and write their own part; after
 // the join the parent reads the children's writes. Several rounds with new
 // values, so a stale cached block (a missing acquire) or a write not yet
-// sent back (a missing release) shows. Run with --weft:cache=always.
+// sent back (a missing release) shows. Run with --weft:cache=always. In
+// every round a leaf runs on another rank (the leaves wait for one).
 namespace {
 
 constexpr std::size_t part = 512;  // elements per leaf
 
-void leaf(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
-  auto src = weft::make_checkout(in, weft::checkout_mode::read);
-  auto dst = weft::make_checkout(out, weft::checkout_mode::write);
-  for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i] + round;
-  (void)busy(1, 0);
+void leaf(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round,
+          weft::global_ptr<std::int64_t> taken) {
+  {
+    auto src = weft::make_checkout(in, weft::checkout_mode::read);
+    auto dst = weft::make_checkout(out, weft::checkout_mode::write);
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i] + round;
+  }
+  count_if_taken(taken);
+  wait_until_taken(taken);
 }
 
-void split(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
-  if (in.size <= part) return leaf(in, out, round);
+void split(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round,
+           weft::global_ptr<std::int64_t> taken) {
+  if (in.size <= part) return leaf(in, out, round, taken);
   const std::size_t h = in.size / 2, rest = in.size - h;
-  weft::parallel_invoke([=] { split(in.subspan(0, h), out.subspan(0, h), round); },
-                        [=] { split(in.subspan(h, rest), out.subspan(h, rest), round); });
+  weft::parallel_invoke([=] { split(in.subspan(0, h), out.subspan(0, h), round, taken); },
+                        [=] { split(in.subspan(h, rest), out.subspan(h, rest), round, taken); });
 }
 
 }  // namespace
@@ -295,21 +321,28 @@ TEST(ForkJoin, CheckoutsAreCoherentAcrossForksAndJoins) {
     const int last = weft::nranks() - 1;
     const weft::global_span<std::int64_t> a{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
     const weft::global_span<std::int64_t> b{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
+    constexpr int rounds = 4;
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter(rounds);  // one per round
     weft::reset_steal_statistics();
-    const long bad = weft::root_exec([a, b]() -> long {
-      long wrong = 0;
-      for (std::int64_t round = 1; round <= 4; ++round) {
-        {
-          auto w = weft::make_checkout(a, weft::checkout_mode::write);
-          for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::int64_t>(i) * round;
+    long bad = -1;
+    try {
+      bad = weft::root_exec([a, b, taken]() -> long {
+        long wrong = 0;
+        for (std::int64_t round = 1; round <= rounds; ++round) {
+          {
+            auto w = weft::make_checkout(a, weft::checkout_mode::write);
+            for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::int64_t>(i) * round;
+          }
+          split(a, b, round, taken + (round - 1));
+          auto r = weft::make_checkout(b, weft::checkout_mode::read);
+          for (std::size_t i = 0; i < n; ++i)
+            if (r[i] != static_cast<std::int64_t>(i) * round + round) ++wrong;
         }
-        split(a, b, round);
-        auto r = weft::make_checkout(b, weft::checkout_mode::read);
-        for (std::size_t i = 0; i < n; ++i)
-          if (r[i] != static_cast<std::int64_t>(i) * round + round) ++wrong;
-      }
-      return wrong;
-    });
+        return wrong;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     EXPECT_EQ(bad, 0);
     if (weft::nranks() > 1) {
       EXPECT_GT(stolen_everywhere(), 0u);
