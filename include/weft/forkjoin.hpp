@@ -11,7 +11,8 @@
 //   int main(int argc, char** argv) {
 //     return weft::run(argc, argv, [] {
 //       long r = weft::root_exec(fib, 35);   // every rank calls it; rank 0 runs fib(35),
-//     });                                    // all ranks steal its tasks; r on every rank
+//       std::printf("%ld\n", r);             // all ranks steal its tasks; r on every rank
+//     });
 //   }
 //
 //   weft::global_future<long> f = weft::spawn(fib, 30);   // any task on any rank may f.get()
