@@ -12,7 +12,8 @@
 //   int main(int argc, char** argv) {
 //     return weft::run(argc, argv, [] {
 //       long r = weft::root_exec(fib, 35);   // every rank calls it; rank 0 runs fib(35),
-//     });                                    // all ranks steal its tasks; r on every rank
+//       std::printf("%ld\n", r);             // all ranks steal its tasks; r on every rank
+//     });
 //   }
 //
 //   weft::global_future<long> f = weft::spawn(fib, 30);   // any task on any rank may f.get()
@@ -56,7 +57,8 @@ class global_future {
   /// The rank that spawned it (where its outcome is kept).
   int owner() const noexcept { return owner_; }
   /// Waits for the task (suspending this task only); rethrows its exception
-  /// (as weft::remote_error when it ran on another rank).
+  /// (as weft::remote_error naming the thrown type when it ran in another
+  /// process).
   T get() const {
     if (cell_ == 0) throw future_error("weft: get() on an empty global_future");
     if constexpr (std::is_void_v<T>) {
@@ -166,7 +168,8 @@ auto parallel_invoke(F&&... f) {
 /// f(args...) as the root task of a computation that all ranks help with
 /// (they steal its tasks until it ends), and every rank returns its result.
 /// An exception thrown by the root task is rethrown on every rank (on the
-/// others as weft::remote_error). Call it from a task (inside weft::run).
+/// others as weft::remote_error naming the thrown type). Call it from a
+/// task (inside weft::run). Calls may follow each other without a barrier.
 template <class F, class... A>
 auto root_exec(F&& f, A&&... args) {
   auto p = detail::fj::make_packet(std::forward<F>(f), std::forward<A>(args)...);

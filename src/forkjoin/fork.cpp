@@ -60,7 +60,9 @@ bool push(const task_record* r, const void* payload, std::uint32_t size, cell_ba
   fj_rank* me = nullptr;
   steal_deque* d = own_deque(me);
   if (d == nullptr) return false;
-  if (!d->push(entry_header{code_of(r), reinterpret_cast<std::uintptr_t>(c), me->rank, size}, payload)) return false;
+  const entry_header h{code_of(r), reinterpret_cast<std::uintptr_t>(c), me->rank, size,
+                       me->root.load(std::memory_order_acquire)};
+  if (!d->push(h, payload)) return false;
   me->comm.sched->wake_one();  // a sleeping sibling may take it
   return true;
 }

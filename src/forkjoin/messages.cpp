@@ -4,11 +4,15 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstring>
-#include <span>
 #include <memory>
+#include <span>
+#include <string>
+#include <vector>
 
 #include "forkjoin/state.hpp"
+#include "weft/detail/action.hpp"
 #include "weft/errors.hpp"
+#include "weft/serialize.hpp"
 
 namespace weft::detail::fj {
 
@@ -24,8 +28,7 @@ serialization::message body_of(const void* p, std::size_t n) {
 /// Fills `c` from a message's outcome and fires it.
 void settle(fj_rank& me, cell_base& c, const wire_header& h, std::span<const std::byte> body, int from) {
   if (h.failed != 0) {
-    c.error = std::make_exception_ptr(
-        remote_error("task", std::string(reinterpret_cast<const char*>(body.data()), body.size())));
+    c.error = std::make_exception_ptr(decode_error(me, from, body));
   } else {
     if (body.size() != c.value_size)
       fail(me.rank, "a task outcome from rank " + std::to_string(from) + " has " + std::to_string(body.size()) +
@@ -55,7 +58,7 @@ void fj_arrived(rank_comm& c, am_message&& m) {
       return;
     case wire_kind::steal_request: {
       task_entry e;
-      if (steal_for_remote(me, e))
+      if (steal_for_remote(me, e, h.token))
         send_am(c, m.source, forkjoin_messages, wire_header{wire_kind::steal_reply, 0, me.rank, 0, 0},
                 body_of(&e, offsetof(task_entry, payload) + e.h.size));
       else
@@ -94,7 +97,7 @@ void fj_arrived(rank_comm& c, am_message&& m) {
       return;
     }
     case wire_kind::root_done:
-      root_arrived(me, h.token, h.failed != 0, body);
+      root_arrived(me, m.source, h.token, h.failed != 0, body);
       return;
   }
   fail(me.rank, "an unknown forkjoin message from rank " + std::to_string(m.source));
@@ -104,21 +107,34 @@ void fj_arrived(rank_comm& c, am_message&& m) {
 
 const am_handler forkjoin_messages = register_am_handler(6, "forkjoin", &fj_arrived);
 
-std::string describe(std::exception_ptr e) {
+std::vector<std::byte> encode_error(const std::exception_ptr& error) {
+  // All inline (no bulk segments): the strings written are gone on return.
+  serialization::writer w(serialization::writer_options{SIZE_MAX, 0});
   try {
-    std::rethrow_exception(e);
-  } catch (const std::exception& x) {
-    return x.what();
+    std::rethrow_exception(error);
   } catch (...) {
-    return "an exception not derived from std::exception";
+    write_current_exception(w);
   }
+  return std::move(w).finish().bytes;
+}
+
+remote_error decode_error(const fj_rank& me, int from, std::span<const std::byte> body) {
+  serialization::reader in(body);
+  try {
+    read_result<void>(in);  // throws the remote_error the body describes
+  } catch (const remote_error& e) {
+    return e;
+  } catch (const std::exception&) {
+    // A truncated or corrupt body: reported below.
+  }
+  fail(me.rank, "a failed task outcome from rank " + std::to_string(from) + " does not describe an exception");
 }
 
 void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint64_t token, const void* value,
                   std::uint32_t size, const std::exception_ptr& error) {
   if (error) {
-    const std::string text = describe(error);
-    send_am(comm, to, forkjoin_messages, wire_header{kind, 1, ran_on, token, 0}, body_of(text.data(), text.size()));
+    const std::vector<std::byte> body = encode_error(error);
+    send_am(comm, to, forkjoin_messages, wire_header{kind, 1, ran_on, token, 0}, body_of(body.data(), body.size()));
   } else {
     send_am(comm, to, forkjoin_messages, wire_header{kind, 0, ran_on, token, 0}, body_of(value, size));
   }

@@ -1,7 +1,10 @@
-// root_exec: set up once (the deques), mark the rank as stealing from
-// others, and end with rank 0 sending the root task's outcome to every
-// rank — one message each, no barrier: a rank that gets it knows every
-// task of the root has finished (joins are strict), so it stops stealing.
+// root_exec: set up once (the deques), mark the rank as inside the root
+// (its sequence number: it then steals that root's tasks from others), and
+// end with rank 0 sending the root task's outcome to every rank — one
+// message each, no barrier: a rank that gets it knows every task of the
+// root has finished (joins are strict), so it stops stealing. Rank 0 may
+// start the next root before the others have left this one; tasks carry
+// their root's number, so a rank runs only those of the root it is in.
 #include <cstring>
 
 #include "forkjoin/state.hpp"
@@ -17,9 +20,10 @@ root_outcome& outcome(fj_rank& me, std::uint64_t seq) {
   return me.roots[seq];  // std::map: the reference stays valid as others are added
 }
 
-/// The end of a root_exec on this rank: spawned futures' cells go.
+/// The end of a root_exec on this rank: spawned futures' cells go (all of
+/// them were made by tasks of this root: the rank runs no other root's).
 void finish(fj_rank& me) {
-  me.active.store(false, std::memory_order_release);
+  me.root.store(0, std::memory_order_release);
   std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
   {
     std::lock_guard g(me.cells_mutex);
@@ -39,8 +43,9 @@ std::uint64_t root_begin() {
   if (!on_worker()) throw std::logic_error("weft::root_exec must be called from a task (inside weft::run)");
   fj_rank& me = current_rank();
   if (!me.ready.load(std::memory_order_acquire)) make_deques(me);
-  me.active.store(true, std::memory_order_release);
-  return ++me.next_root;
+  const std::uint64_t seq = ++me.next_root;
+  me.root.store(seq, std::memory_order_release);
+  return seq;
 }
 
 void root_end(std::uint64_t seq, const void* value, std::uint32_t size, std::exception_ptr error) {
@@ -61,21 +66,28 @@ void root_wait(std::uint64_t seq, void* value, std::uint32_t size) {
     auto it = me.roots.find(seq);
     done.failed = it->second.failed;
     done.value = std::move(it->second.value);
+    done.error_type = std::move(it->second.error_type);
     done.error = std::move(it->second.error);
     me.roots.erase(it);
   }
   finish(me);
   detail::pgas::task_boundary_acquire();
-  if (done.failed) throw remote_error("root task", "root_exec: the root task failed on rank 0: " + done.error);
+  if (done.failed)
+    throw remote_error(std::move(done.error_type), "root_exec: the root task failed on rank 0: " + done.error);
   if (done.value.size() != size) fail(me.rank, "root_exec: the root task's result has the wrong size");
   if (size != 0) std::memcpy(value, done.value.data(), size);
 }
 
-void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body) {
+void root_arrived(fj_rank& me, int from, std::uint64_t seq, bool failed, std::span<const std::byte> body) {
   root_outcome& o = outcome(me, seq);
   o.failed = failed;
-  if (failed) o.error.assign(reinterpret_cast<const char*>(body.data()), body.size());
-  else o.value.assign(body.begin(), body.end());
+  if (failed) {
+    const remote_error e = decode_error(me, from, body);
+    o.error_type = e.remote_type();
+    o.error = e.what();
+  } else {
+    o.value.assign(body.begin(), body.end());
+  }
   o.done.set();
 }
 

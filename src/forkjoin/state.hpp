@@ -1,6 +1,6 @@
-// Internal: the forkjoin layer's per-rank state — its deques, whether it is
-// inside a root_exec, its victims, the cells of spawned futures, the
-// outcomes of root tasks, and its steal counters.
+// Internal: the forkjoin layer's per-rank state — its deques, the root_exec
+// it is inside, its victims, the cells of spawned futures, the outcomes of
+// root tasks, and its steal counters.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -15,6 +15,7 @@
 #include "am/rank_comm.hpp"
 #include "forkjoin/steal_deque.hpp"
 #include "sched/spin_mutex.hpp"
+#include "weft/errors.hpp"
 
 namespace weft::detail::fj {
 
@@ -23,7 +24,7 @@ struct root_outcome {
   event done;
   bool failed = false;
   std::vector<std::byte> value;
-  std::string error;
+  std::string error_type, error;  // when failed: the thrown type's name and what()
 };
 
 struct counters {
@@ -41,14 +42,17 @@ struct fj_rank {
   std::uint64_t deques_offset = 0;     // same on every rank (a symmetric block)
   deque_set* mine = nullptr;           // this rank's deques
   std::atomic<bool> ready{false};      // deques made (at the first root_exec)
-  std::atomic<bool> active{false};     // inside root_exec: steal from other ranks
+  // The sequence number of the root_exec this rank is inside, 0 between
+  // them: it steals from other ranks only inside one, and only that root's
+  // tasks (a rank may still be leaving root k while rank 0 runs root k+1).
+  std::atomic<std::uint64_t> root{0};
   std::vector<int> node_victims;       // other ranks whose deques this process maps
   std::vector<int> remote_victims;     // the others: asked by message
   std::atomic<bool> request_out{false};        // a steal request by message is on its way
   std::atomic<std::int64_t> request_sent_ns{0};
-  std::uint64_t next_root = 0;
+  std::uint64_t next_root = 0;         // the last root_exec's sequence number (counted alike on every rank)
 
-  spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends
+  spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends (all of the rank's root)
   std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
 
   std::mutex roots_mutex;
@@ -82,9 +86,9 @@ enum class wire_kind : std::uint8_t { complete = 1, steal_request, steal_reply, 
 
 struct wire_header {
   wire_kind kind;
-  std::uint8_t failed;   // complete/value/root_done: the body is an error text; steal_reply: 1 = nothing
+  std::uint8_t failed;   // complete/value/root_done: the body is an error (encode_error); steal_reply: 1 = nothing
   std::int32_t rank;     // complete/value: where it ran
-  std::uint64_t token;   // the cell, proxy or root sequence number
+  std::uint64_t token;   // the cell, proxy or root sequence number (steal_request: the thief's root)
   std::uint64_t token2;  // await: the proxy to answer to
 };
 static_assert(sizeof(wire_header) <= 32);
@@ -93,12 +97,16 @@ static_assert(sizeof(wire_header) <= 32);
 /// an error.
 void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
               std::exception_ptr error);
-/// Sends an outcome (`size` value bytes, or the text of `error`) as a
-/// message of `kind` for `token` on rank `to`.
+/// Sends an outcome (`size` value bytes, or `error` encoded) as a message
+/// of `kind` for `token` on rank `to`.
 void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint64_t token, const void* value,
                   std::uint32_t size, const std::exception_ptr& error);
-/// The text an exception carries across ranks.
-std::string describe(std::exception_ptr e);
+/// An exception as it crosses processes: its type's name and what(),
+/// encoded as remote calls encode theirs (write_current_exception).
+std::vector<std::byte> encode_error(const std::exception_ptr& error);
+/// The remote_error an encoded exception arrives as; ends the job, naming
+/// rank `from`, if `body` is not one.
+remote_error decode_error(const fj_rank& me, int from, std::span<const std::byte> body);
 
 // ---- running stolen entries (execute.cpp) ---------------------------------------------
 
@@ -109,11 +117,12 @@ task_base* make_stolen_task(const task_entry& e);
 /// and runs it here (fork.cpp).
 void take_back_and_run(const cell_base& c) noexcept;
 
-/// Victim side of a steal by message: the oldest task of any of this
-/// rank's deques (stealing.cpp).
-bool steal_for_remote(fj_rank& me, task_entry& out) noexcept;
-/// A root task's outcome arrived from rank 0 (root.cpp).
-void root_arrived(fj_rank& me, std::uint64_t seq, bool failed, std::span<const std::byte> body);
+/// Victim side of a steal by message from a rank inside root `root`: the
+/// oldest task of any of this rank's deques, if it belongs to that root
+/// (stealing.cpp).
+bool steal_for_remote(fj_rank& me, task_entry& out, std::uint64_t root) noexcept;
+/// A root task's outcome arrived from rank `from` (0) (root.cpp).
+void root_arrived(fj_rank& me, int from, std::uint64_t seq, bool failed, std::span<const std::byte> body);
 
 // ---- the deques' set-up (state.cpp) ---------------------------------------------
 

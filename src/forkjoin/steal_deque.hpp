@@ -9,6 +9,12 @@
 // same between threads of one process and between processes mapping the
 // same pages. Entries carry their packet's bytes; a thief copies one out
 // under the lock and runs the copy.
+//
+// Every entry names the root_exec it was forked in; a thief takes only
+// entries of the root it is inside itself (docs/FORKJOIN.md, "Roots back to
+// back"). It looks at the oldest entry only: a deque holds the entries of
+// one root (its owner's rank forks only in the root it is in, and a root's
+// entries are all gone when it ends).
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -26,6 +32,7 @@ struct entry_header {
   std::uint64_t cell = 0;   // the cell_base* the outcome goes to, in the owner's process
   std::int32_t owner = -1;  // the rank that forked it (owns `cell`)
   std::uint32_t size = 0;   // payload bytes
+  std::uint64_t root = 0;   // sequence number of the root_exec it belongs to (0: forked outside one)
 };
 
 struct task_entry {
@@ -81,8 +88,9 @@ class steal_deque {
     return true;
   }
 
-  /// Thief: takes the oldest task into `out`.
-  bool steal(task_entry& out) noexcept {
+  /// Thief inside root `root`: takes the oldest task into `out`, if it
+  /// belongs to that root.
+  bool steal(task_entry& out, std::uint64_t root) noexcept {
     // Look before locking: most attempts find an empty deque, and they
     // should not bounce its lines between the owner's core and the thief's.
     if (top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire)) return false;
@@ -96,6 +104,16 @@ class steal_deque {
     // the look above.)
     if (t >= bottom_.load(std::memory_order_seq_cst)) {
       top_.store(t, std::memory_order_relaxed);
+      lock_.unlock();
+      return false;
+    }
+    if (slots_[t % capacity].h.root != root) {
+      // A task of another root (the thief's rank is still leaving an
+      // earlier root, or already in a later one): give it back. An owner
+      // racing for it waits on the lock; one that pops it without (it sees
+      // this top) and reuses the slot must do so after the read above:
+      // release.
+      top_.store(t, std::memory_order_release);
       lock_.unlock();
       return false;
     }

@@ -2,7 +2,8 @@
 // none (the scheduler's foreign_work hook): its own deque (tasks its
 // suspended tasks left), its siblings' deques, then — inside a root_exec —
 // a random rank of its node through shared memory, else a random rank of
-// another node by message (one request at a time).
+// another node by message (one request at a time). It takes only tasks of
+// the root its rank is inside (docs/FORKJOIN.md, "Roots back to back").
 #include <atomic>
 
 #include "forkjoin/state.hpp"
@@ -27,13 +28,13 @@ int pick(const V& v) noexcept {
   return v[static_cast<std::size_t>(next_random() % v.size())];
 }
 
-/// Tries every deque of `set`, starting at a random one.
-bool steal_from(deque_set& set, task_entry& out) noexcept {
+/// Tries every deque of `set`, starting at a random one, for a task of `root`.
+bool steal_from(deque_set& set, task_entry& out, std::uint64_t root) noexcept {
   const int n = set.workers.load(std::memory_order_acquire);
   if (n <= 0) return false;
   const int start = static_cast<int>(next_random() % static_cast<std::uint64_t>(n));
   for (int k = 0; k < n; ++k)
-    if (set.deque((start + k) % n).steal(out)) return true;
+    if (set.deque((start + k) % n).steal(out, root)) return true;
   return false;
 }
 
@@ -44,7 +45,7 @@ bool looks_empty(deque_set& set) noexcept {
   return true;
 }
 
-task_base* steal_on_node(fj_rank& me) noexcept {
+task_base* steal_on_node(fj_rank& me, std::uint64_t root) noexcept {
   const int victim = pick(me.node_victims);
   auto* set = reinterpret_cast<deque_set*>(detail::pgas::address_of(victim, me.deques_offset, false));
   task_entry e;
@@ -54,7 +55,7 @@ task_base* steal_on_node(fj_rank& me) noexcept {
   thread_local unsigned attempts = 0;
   const bool timed = !looks_empty(*set) || (++attempts & 15) == 0;
   const std::int64_t t0 = timed ? now_ns() : 0;
-  const bool ok = steal_from(*set, e);
+  const bool ok = steal_from(*set, e, root);
   const auto spent = timed ? static_cast<std::uint64_t>(now_ns() - t0) : 0;
   counters& c = me.stats;
   (ok ? c.from_node : c.failed).fetch_add(1, std::memory_order_relaxed);
@@ -65,11 +66,11 @@ task_base* steal_on_node(fj_rank& me) noexcept {
   return ok ? make_stolen_task(e) : nullptr;
 }
 
-void ask_remote(fj_rank& me) {
+void ask_remote(fj_rank& me, std::uint64_t root) {
   if (me.request_out.exchange(true, std::memory_order_acq_rel)) return;
   me.request_sent_ns.store(now_ns(), std::memory_order_relaxed);
   send_am(me.comm, pick(me.remote_victims), forkjoin_messages,
-          wire_header{wire_kind::steal_request, 0, me.rank, 0, 0});
+          wire_header{wire_kind::steal_request, 0, me.rank, root, 0});
   if (worker* w = current_worker()) publish_sends(*w);  // the idle loop has no other publishing point
 }
 
@@ -79,23 +80,24 @@ task_base* find_forked(scheduler& s, worker& w) noexcept {
   if (!me.ready.load(std::memory_order_acquire)) return nullptr;
   task_entry e;
   if (me.mine->deque(w.index).pop(&e)) return make_stolen_task(e);
+  const std::uint64_t root = me.root.load(std::memory_order_acquire);
   const int n = me.mine->workers.load(std::memory_order_relaxed);
   for (int k = 1; k < n; ++k)
-    if (me.mine->deque((w.index + k) % n).steal(e)) {
+    if (me.mine->deque((w.index + k) % n).steal(e, root)) {
       me.stats.from_siblings.fetch_add(1, std::memory_order_relaxed);
       return make_stolen_task(e);
     }
-  if (!me.active.load(std::memory_order_acquire)) return nullptr;
+  if (root == 0) return nullptr;  // between roots: other ranks' tasks are not ours
   if (!me.node_victims.empty())
-    if (task_base* t = steal_on_node(me)) return t;
-  if (!me.remote_victims.empty()) ask_remote(me);
+    if (task_base* t = steal_on_node(me, root)) return t;
+  if (!me.remote_victims.empty()) ask_remote(me, root);
   return nullptr;
 }
 
 /// Inside a root_exec an idle rank keeps trying other ranks' deques (it
 /// is not woken when they fill).
 bool stealing(scheduler& s) noexcept {
-  return s.comm != nullptr && state_of(*static_cast<rank_comm*>(s.comm)).active.load(std::memory_order_acquire);
+  return s.comm != nullptr && state_of(*static_cast<rank_comm*>(s.comm)).root.load(std::memory_order_acquire) != 0;
 }
 
 const bool hooked = [] {
@@ -106,8 +108,8 @@ const bool hooked = [] {
 
 }  // namespace
 
-bool steal_for_remote(fj_rank& me, task_entry& out) noexcept {
-  return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out);
+bool steal_for_remote(fj_rank& me, task_entry& out, std::uint64_t root) noexcept {
+  return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out, root);
 }
 
 }  // namespace weft::detail::fj

@@ -1,12 +1,15 @@
 // Fork-join across ranks: root_exec, parallel_invoke and spawn on every
 // rank count, both backends, stealing through shared memory and by message.
-// Multi-rank runs check that other ranks did steal (the tasks are long
-// enough that an idle rank finds them while rank 0 is busy).
+// Where a test needs a task to run on another rank, the task that stays on
+// rank 0 waits until another rank has taken one (bounded: past the bound it
+// fails with a message instead of hanging), so the test does not depend on
+// how long tasks take.
 #include <gtest/gtest.h>
 
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -33,16 +36,48 @@ long busy(int ms, long tag) {
   return tag;
 }
 
-/// Sum of tag over [lo, hi), each leaf busy for `ms`, split in halves.
-long busy_sum(long lo, long hi, int ms) {
-  if (hi - lo == 1) return busy(ms, lo);
-  const long mid = lo + (hi - lo) / 2;
-  auto [a, b] = weft::parallel_invoke([=] { return busy_sum(lo, mid, ms); }, [=] { return busy_sum(mid, hi, ms); });
-  return a + b;
-}
-
 std::uint64_t stolen_everywhere() {
   return weft::allreduce(weft::steal_stats().stolen(), std::plus<>());
+}
+
+/// Collective: `n` counters of tasks that ran off rank 0, zeroed, on rank 0.
+weft::global_ptr<std::int64_t> new_taken_counter(std::size_t n = 1) {
+  const weft::global_ptr<std::int64_t> counter = weft::allocate_symmetric<std::int64_t>(n).on(0);
+  if (weft::rank() == 0)
+    for (std::size_t i = 0; i < n; ++i) counter.local()[i] = 0;
+  weft::barrier();
+  return counter;
+}
+
+/// Called by a task: counts it when it runs on a rank other than 0.
+void count_if_taken(weft::global_ptr<std::int64_t> counter) {
+  if (weft::rank() != 0) (void)weft::atomic_fetch_add(counter, std::int64_t{1}).get();
+}
+
+constexpr auto steal_bound = std::chrono::seconds(60);
+
+/// Spins (keeping this worker, so its queued tasks are left for other
+/// ranks) until some task ran on another rank. Throws past the bound.
+void wait_until_taken(weft::global_ptr<std::int64_t> counter) {
+  if (weft::nranks() == 1) return;
+  const auto give_up = std::chrono::steady_clock::now() + steal_bound;
+  while (weft::atomic_load(counter).get() == 0)
+    if (std::chrono::steady_clock::now() > give_up)
+      throw std::runtime_error("no other rank took a task within 60 s");
+}
+
+/// Sum of tag over [lo, hi), split in halves; every leaf waits until some
+/// leaf ran on another rank.
+long stolen_sum(long lo, long hi, weft::global_ptr<std::int64_t> taken) {
+  if (hi - lo == 1) {
+    count_if_taken(taken);
+    wait_until_taken(taken);
+    return lo;
+  }
+  const long mid = lo + (hi - lo) / 2;
+  auto [a, b] = weft::parallel_invoke([=] { return stolen_sum(lo, mid, taken); },
+                                      [=] { return stolen_sum(mid, hi, taken); });
+  return a + b;
 }
 
 }  // namespace
@@ -56,12 +91,17 @@ TEST(ForkJoin, FibOnEveryRank) {
   });
 }
 
-TEST(ForkJoin, OtherRanksStealLongTasks) {
+TEST(ForkJoin, OtherRanksStealTasks) {
   on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
     weft::reset_steal_statistics();
     const long n = 8L * weft::nranks();
-    const long sum = weft::root_exec(busy_sum, 0L, n, 10);
-    EXPECT_EQ(sum, n * (n - 1) / 2);
+    try {
+      const long sum = weft::root_exec(stolen_sum, 0L, n, taken);
+      EXPECT_EQ(sum, n * (n - 1) / 2);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     const std::uint64_t stolen = stolen_everywhere();
     if (weft::nranks() > 1) {
       EXPECT_GT(stolen, 0u);
@@ -103,6 +143,76 @@ TEST(ForkJoin, ExceptionsReachTheJoin) {
   });
 }
 
+namespace {
+
+struct task_failure : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// How a forked task's exception reached the join.
+struct caught_at_join {
+  bool as_thrown = false;  // as task_failure itself
+  bool as_remote = false;  // as weft::remote_error
+  char remote_type[64] = {};
+  char what[64] = {};
+};
+
+void copy_text(char (&to)[64], const std::string& from) {
+  std::strncpy(to, from.c_str(), sizeof to - 1);
+}
+
+/// A task that throws task_failure when it runs on a rank other than 0
+/// (on any rank when there is one), once some task ran off rank 0.
+void throw_off_rank_0(weft::global_ptr<std::int64_t> taken) {
+  count_if_taken(taken);
+  wait_until_taken(taken);
+  if (weft::rank() != 0 || weft::nranks() == 1) throw task_failure("thrown by a forked task");
+}
+
+}  // namespace
+
+// Forked tasks that throw only when another rank took them; the first task
+// and as many throwers as rank 0 has workers wait on rank 0 until one was
+// taken. Within the process the exception arrives as thrown, from another
+// process as weft::remote_error naming the thrown type.
+TEST(ForkJoin, StolenTaskExceptionKeepsItsType) {
+  on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
+    caught_at_join c;
+    try {
+      c = weft::root_exec([taken] {
+        caught_at_join r;
+        const auto thrower = [taken] { throw_off_rank_0(taken); };
+        try {
+          weft::parallel_invoke([taken] { wait_until_taken(taken); }, thrower, thrower, thrower, thrower);
+        } catch (const task_failure& e) {
+          r.as_thrown = true;
+          copy_text(r.what, e.what());
+        } catch (const weft::remote_error& e) {
+          r.as_remote = true;
+          copy_text(r.remote_type, e.remote_type());
+          copy_text(r.what, e.what());
+        }
+        return r;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+      return;
+    }
+    EXPECT_STREQ(c.what, "thrown by a forked task");
+    // With more than one rank, only tasks on other ranks threw.
+    const bool other_process = weft::nranks() > 1 && std::strcmp(weft::backend_name(), "mpi") == 0;
+    if (other_process) {
+      EXPECT_TRUE(c.as_remote);
+      EXPECT_NE(std::string(c.remote_type).find("task_failure"), std::string::npos) << c.remote_type;
+    } else {
+      EXPECT_TRUE(c.as_thrown);
+    }
+  });
+}
+
+// Rank 0 gets the exception as thrown, the others as weft::remote_error
+// naming its type.
 TEST(ForkJoin, RootExceptionOnEveryRank) {
   on_every_rank([] {
     try {
@@ -111,21 +221,33 @@ TEST(ForkJoin, RootExceptionOnEveryRank) {
         return 1;
       });
       ADD_FAILURE() << "root_exec did not throw";
-    } catch (const std::exception& e) {
+    } catch (const weft::remote_error& e) {
+      EXPECT_NE(weft::rank(), 0);
+      EXPECT_EQ(e.remote_type(), "std::runtime_error");
       EXPECT_NE(std::string(e.what()).find("root failed"), std::string::npos) << e.what();
+    } catch (const std::runtime_error& e) {
+      EXPECT_EQ(weft::rank(), 0);
+      EXPECT_STREQ(e.what(), "root failed");
     }
   });
 }
 
 // ItoyoriFBC's style: futures made by one task, awaited by tasks that may
-// run on any rank.
+// run on any rank. A producer run on rank 0 waits until one ran on another
+// rank.
 TEST(ForkJoin, SpawnedFuturesAwaitedAnywhere) {
   on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
     weft::reset_steal_statistics();
-    const long total = weft::root_exec([] {
+    const long total = weft::root_exec([taken] {
       constexpr int n = 16;
       weft::global_future<long> f[n];
-      for (int i = 0; i < n; ++i) f[i] = weft::spawn(busy, 3, static_cast<long>(i));
+      for (int i = 0; i < n; ++i)
+        f[i] = weft::spawn([taken, i] {
+          count_if_taken(taken);
+          wait_until_taken(taken);
+          return static_cast<long>(i);
+        });
       // Chains: each consumer awaits a producer, wherever either runs.
       weft::global_future<long> g[n];
       for (int i = 0; i < n; ++i)
@@ -164,23 +286,29 @@ TEST(ForkJoin, SpawnedExceptionRethrownByGet) {
 // forks; children (on any rank) read that and write their own part; after
 // the join the parent reads the children's writes. Several rounds with new
 // values, so a stale cached block (a missing acquire) or a write not yet
-// sent back (a missing release) shows. Run with --weft:cache=always.
+// sent back (a missing release) shows. Run with --weft:cache=always. In
+// every round a leaf runs on another rank (the leaves wait for one).
 namespace {
 
 constexpr std::size_t part = 512;  // elements per leaf
 
-void leaf(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
-  auto src = weft::make_checkout(in, weft::checkout_mode::read);
-  auto dst = weft::make_checkout(out, weft::checkout_mode::write);
-  for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i] + round;
-  (void)busy(1, 0);
+void leaf(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round,
+          weft::global_ptr<std::int64_t> taken) {
+  {
+    auto src = weft::make_checkout(in, weft::checkout_mode::read);
+    auto dst = weft::make_checkout(out, weft::checkout_mode::write);
+    for (std::size_t i = 0; i < src.size(); ++i) dst[i] = src[i] + round;
+  }
+  count_if_taken(taken);
+  wait_until_taken(taken);
 }
 
-void split(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round) {
-  if (in.size <= part) return leaf(in, out, round);
+void split(weft::global_span<std::int64_t> in, weft::global_span<std::int64_t> out, std::int64_t round,
+           weft::global_ptr<std::int64_t> taken) {
+  if (in.size <= part) return leaf(in, out, round, taken);
   const std::size_t h = in.size / 2, rest = in.size - h;
-  weft::parallel_invoke([=] { split(in.subspan(0, h), out.subspan(0, h), round); },
-                        [=] { split(in.subspan(h, rest), out.subspan(h, rest), round); });
+  weft::parallel_invoke([=] { split(in.subspan(0, h), out.subspan(0, h), round, taken); },
+                        [=] { split(in.subspan(h, rest), out.subspan(h, rest), round, taken); });
 }
 
 }  // namespace
@@ -193,21 +321,28 @@ TEST(ForkJoin, CheckoutsAreCoherentAcrossForksAndJoins) {
     const int last = weft::nranks() - 1;
     const weft::global_span<std::int64_t> a{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
     const weft::global_span<std::int64_t> b{weft::allocate_symmetric<std::int64_t>(n).on(last), n};
+    constexpr int rounds = 4;
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter(rounds);  // one per round
     weft::reset_steal_statistics();
-    const long bad = weft::root_exec([a, b]() -> long {
-      long wrong = 0;
-      for (std::int64_t round = 1; round <= 4; ++round) {
-        {
-          auto w = weft::make_checkout(a, weft::checkout_mode::write);
-          for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::int64_t>(i) * round;
+    long bad = -1;
+    try {
+      bad = weft::root_exec([a, b, taken]() -> long {
+        long wrong = 0;
+        for (std::int64_t round = 1; round <= rounds; ++round) {
+          {
+            auto w = weft::make_checkout(a, weft::checkout_mode::write);
+            for (std::size_t i = 0; i < n; ++i) w[i] = static_cast<std::int64_t>(i) * round;
+          }
+          split(a, b, round, taken + (round - 1));
+          auto r = weft::make_checkout(b, weft::checkout_mode::read);
+          for (std::size_t i = 0; i < n; ++i)
+            if (r[i] != static_cast<std::int64_t>(i) * round + round) ++wrong;
         }
-        split(a, b, round);
-        auto r = weft::make_checkout(b, weft::checkout_mode::read);
-        for (std::size_t i = 0; i < n; ++i)
-          if (r[i] != static_cast<std::int64_t>(i) * round + round) ++wrong;
-      }
-      return wrong;
-    });
+        return wrong;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
     EXPECT_EQ(bad, 0);
     if (weft::nranks() > 1) {
       EXPECT_GT(stolen_everywhere(), 0u);

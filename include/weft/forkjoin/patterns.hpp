@@ -9,12 +9,14 @@
 //   weft::parallel_for_each(p, span, [](double& x) { x *= 2; });           // read_write checkouts
 //   double s = weft::transform_reduce(p, span, 0.0, std::plus<>(),
 //                                     [](const double& x) { return x * x; });  // read checkouts
-//   weft::parallel_sort(p, span, scratch);     // cilksort-like; scratch: as many elements as span
+//   weft::parallel_sort(p, span, scratch);   // cilksort-like; scratch: a global_span of span.size elements
 // @endcode
 //
 // A range is split in halves until a part has at most `cutoff` elements
 // (one task); inside a task, elements of global memory are checked out
-// `checkout_count` at a time. Functions follow the rules of forked tasks
+// `checkout_count` at a time. Both default to 1 (one task and one checkout
+// per element: correct for any size, but slow); set them to thousands of
+// elements for real work. Functions follow the rules of forked tasks
 // (trivially copyable, no captured local addresses: <weft/forkjoin.hpp>).
 #pragma once
 #include <algorithm>
@@ -32,7 +34,10 @@
 namespace weft {
 
 /// How a pattern divides its work: at most `cutoff` elements per task, at
-/// most `checkout_count` elements per checkout inside a task.
+/// most `checkout_count` elements per checkout inside a task (0: a task's
+/// whole part at once, within one rank's block). The defaults, 1 and 1,
+/// make a task and a checkout per element; real work wants thousands of
+/// elements for both. A cutoff of 0 counts as 1 (as 2 for parallel_sort).
 struct fork_policy {
   std::size_t cutoff = 1;
   std::size_t checkout_count = 1;
