@@ -68,6 +68,9 @@ future<void> join_all(std::vector<future<void>>&& parts);
 future<void> out_of_range_future(const char* what, int device, std::size_t offset, std::size_t n,
                                  std::size_t count);
 
+/// Diagnostics (tests): the bytes allocated on a device, asked of its rank.
+future<std::size_t> device_bytes_in_use(int device);
+
 inline bool outside(std::size_t offset, std::size_t n, std::size_t count) noexcept {
   return offset > count || n > count - offset;
 }

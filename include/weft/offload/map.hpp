@@ -87,23 +87,33 @@ template <class T> map_clause<T> map_delete(const T* p, std::size_t n) { return 
 namespace detail {
 
 /// One host range present on a device (src/offload/present_table.cpp).
-/// `address` is valid once `ready` is.
+/// `address` is valid once `ready` is. Two counts, as OpenMP's runtime
+/// keeps: `refs` from target_enter_data (map_delete drops them all) and
+/// `holds`, one per target task in flight that maps the range, which
+/// nothing else drops. The range stays on the device while either is
+/// non-zero; whoever drops the last reference takes it out of the table,
+/// copies it back if its clause says so, and frees it.
 struct present_entry {
   int device = -1;
   const std::byte* host = nullptr;
   std::size_t bytes = 0;
   std::atomic<std::uint64_t> address{0};
   shared_future<void> ready;
-  long refs = 0;  // under the table's lock
+  long refs = 0;   // under the table's lock
+  long holds = 0;  // under the table's lock
 };
 using present_ref = std::shared_ptr<present_entry>;
 
 /// The calling rank's entry for exactly [host, host + bytes) on `device`,
-/// its count raised by one; nullptr when nothing of the range is present.
-/// Throws std::invalid_argument when it overlaps an entry of another extent.
+/// held by one more target task; nullptr when nothing of the range is
+/// present. Throws std::invalid_argument when it overlaps an entry of
+/// another extent.
 present_ref present_acquire(int device, const void* host, std::size_t bytes);
-/// Drops one reference taken by present_acquire (a target's).
-void present_release(const present_ref& e);
+/// Drops a hold taken by present_acquire, at the end of its target task.
+/// When that was the range's last reference, the range leaves the table,
+/// is copied back into `copy_back_to` unless that is null, and is freed;
+/// the future is ready once that is done (at once otherwise).
+future<void> present_release(const present_ref& e, void* copy_back_to);
 
 /// The data directives for one range (they return when the table is
 /// updated; the copies finish with the future).
