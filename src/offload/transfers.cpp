@@ -155,7 +155,7 @@ future<void> out_of_range_future(const char* what, int device, std::size_t offse
                                  std::size_t count) {
   return make_exceptional_future<void>(std::make_exception_ptr(std::out_of_range(
       std::string("weft offload: ") + what + " " + describe_device(device) + ": elements [" + std::to_string(offset) +
-      ", " + std::to_string(offset + n) + ") outside the buffer's " + std::to_string(count)));
+      ", " + std::to_string(offset + n) + ") outside the buffer's " + std::to_string(count) + " elements")));
 }
 
 future<std::size_t> device_bytes_in_use(int device) {

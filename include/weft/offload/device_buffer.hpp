@@ -64,7 +64,9 @@ future<void> device_copy(int dst_device, std::uint64_t dst, int src_device, std:
 /// One future for all of `parts` (the first error, after all are done).
 future<void> join_all(std::vector<future<void>>&& parts);
 
-/// The exceptional future of a range outside a buffer.
+/// The exceptional future of a range outside a buffer: "weft offload:
+/// <what> device 3 (cpu, rank 1): elements [8, 11) outside the buffer's 10
+/// elements".
 future<void> out_of_range_future(const char* what, int device, std::size_t offset, std::size_t n,
                                  std::size_t count);
 
@@ -96,7 +98,7 @@ future<void> deallocate(const device_buffer<T>& b) {
 template <class T>
 future<void> copy(const device_buffer<T>& dst, std::size_t offset, std::span<const T> from) {
   if (detail::outside(offset, from.size(), dst.count))
-    return detail::out_of_range_future("copy to device", dst.device_id, offset, from.size(), dst.count);
+    return detail::out_of_range_future("copy to", dst.device_id, offset, from.size(), dst.count);
   return detail::device_write(dst.device_id, dst.address + offset * sizeof(T), from.data(), from.size_bytes());
 }
 
@@ -104,7 +106,7 @@ future<void> copy(const device_buffer<T>& dst, std::size_t offset, std::span<con
 template <class T>
 future<void> copy(std::span<T> to, const device_buffer<T>& src, std::size_t offset) {
   if (detail::outside(offset, to.size(), src.count))
-    return detail::out_of_range_future("copy from device", src.device_id, offset, to.size(), src.count);
+    return detail::out_of_range_future("copy from", src.device_id, offset, to.size(), src.count);
   return detail::device_read(src.device_id, src.address + offset * sizeof(T), to.data(), to.size_bytes());
 }
 
