@@ -13,8 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "weft/offload.hpp"
-#include "weft/weft.hpp"
+#include "weft/weft.hpp"  // every layer, offload included
 
 namespace {
 
