@@ -2,8 +2,10 @@
 // dependencies, device_buffer chains, and errors reported to the future.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <span>
 #include <stdexcept>
@@ -191,21 +193,34 @@ TEST(OffloadTarget, BuffersOfOtherDevicesArriveAsCopies) {
 /// Set by each rank once its copy has landed (smp ranks share the process).
 std::array<std::atomic<bool>, 64> copy_landed{};
 
+/// Waits (a minute at most) until the copy to `landing` has landed, then
+/// hands back what the kernel saw there; an empty answer if it never did.
+void wait_for_copy(std::size_t rank, std::span<const int> landing, std::span<int> seen) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (!copy_landed[rank].load(std::memory_order_acquire)) {
+    if (std::chrono::steady_clock::now() > deadline) return;
+    weft::this_task::yield();
+  }
+  std::copy(landing.begin(), landing.end(), seen.begin());
+}
+
 TEST(OffloadQueues, LongKernelDoesNotBlockTransfers) {
   on_every_rank([] {
     // The kernel runs until a host -> device copy to the same device has
-    // landed: were copies queued behind kernels, it would run forever.
+    // landed, and reads what it brought. Were copies queued behind kernels,
+    // the copy would wait for the kernel, which gives up after a minute.
     const weft::device d = weft::devices_of(weft::rank()).front();
     const auto me = static_cast<std::size_t>(weft::rank());
     copy_landed[me] = false;
     auto buf = weft::allocate<int>(d, 4).get();
-    auto waiting = weft::target(d, [](std::size_t rank) {
-      while (!copy_landed[rank].load(std::memory_order_acquire)) weft::this_task::yield();
-    }, me);
+    weft::copy(buf, 0, std::span<const int>(std::vector<int>(4, 0))).get();
+    std::vector<int> seen(4, -1);
+    auto waiting = weft::target(d, wait_for_copy, me, buf, weft::map_tofrom(seen));
     const std::vector<int> data{1, 2, 3, 4};
     weft::copy(buf, 0, std::span<const int>(data)).get();
     copy_landed[me].store(true, std::memory_order_release);
     waiting.get();
+    EXPECT_EQ(seen, data) << "the kernel did not see the copy land while it ran: copies wait behind kernels";
     weft::deallocate(buf).get();
   });
 }
