@@ -162,4 +162,25 @@ TEST(OffloadDependencies, ManyConsumersOfOneProducerAcrossEveryDevice) {
   });
 }
 
+TEST(OffloadDependencies, HostBytesCopiedInAreReadAfterTheProducers) {
+  on_every_rank([] {
+    // The producer copies its result back into x; the consumer copies x in.
+    // Its launch carries x's bytes, so it may not leave before the producer
+    // has ended and written them.
+    const auto [pd, cd] = producer_and_consumer();
+    const std::size_t gate = offload_test::my_gate();
+    offload_test::close_gate(pd.rank(), gate);
+    std::vector<int> x(8, 0), y(8, -1);
+    auto produced = weft::target(pd, gated_iota, weft::map_from(x), 1, gate);
+    auto consumed = weft::target(
+        cd, [](std::span<const int> in, std::span<int> out) { std::copy(in.begin(), in.end(), out.begin()); },
+        weft::map_to(x), weft::map_from(y), std::move(produced));
+    offload_test::open_gate(pd.rank(), gate);
+    consumed.get();
+    EXPECT_EQ(y, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8})) << "the consumer was sent x before the producer wrote it";
+    weft::barrier();
+    EXPECT_TRUE(records_drain()) << weft::detail::task_records_here() << " records left on rank " << weft::rank();
+  });
+}
+
 }  // namespace

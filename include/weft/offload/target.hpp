@@ -95,6 +95,15 @@ const P& wire_of(const P& p) {
   return p;
 }
 
+/// Whether the launch carries bytes of this host range (read when it leaves).
+template <class T>
+bool reads_host(const map_plan<T>& p) {
+  return p.clause.copies_in() && (p.entry == nullptr || p.clause.always_copy);
+}
+template <class P>
+bool reads_host(const P&) {
+  return false;
+}
 
 /// Collects a target task's dependencies and present-table references while
 /// its arguments are sorted; the first error wins.
@@ -375,11 +384,18 @@ future<void> target(const device& d, K&& kernel, A&&... args) {
   auto result = op->done.get_future();
   op->key = detail::access<void>::get(result);
   // Target tasks still in flight are waited for on the device's rank; the
-  // caller waits for the other dependencies before it launches.
+  // caller waits for the other dependencies before it launches. A launch
+  // that carries host bytes waits for all of them here: a producer may
+  // still copy its results into those bytes.
+  const bool carries_host_bytes = std::apply([](const auto&... p) { return (detail::reads_host(p) || ...); }, op->plans);
   std::vector<shared_future<void>> here;
   for (auto& f : b.deps) {
-    if (auto r = detail::launch_record_of(detail::access<void>::get(f))) op->producers.emplace_back(std::move(r), f);
-    else here.push_back(std::move(f));
+    if (!carries_host_bytes)
+      if (auto r = detail::launch_record_of(detail::access<void>::get(f))) {
+        op->producers.emplace_back(std::move(r), f);
+        continue;
+      }
+    here.push_back(std::move(f));
   }
   // A producer named twice is one dependency (its record counts launches).
   std::sort(op->producers.begin(), op->producers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
