@@ -22,9 +22,14 @@
 //   std::vector<shared_future<void>>   starts once it is ready; its error
 //                              fails the task
 //   anything else           -> the value (serialized like async_at's arguments)
+// The kernel returns void (one that returns a value does not compile):
+// results go back through map_from/map_tofrom ranges or device buffers.
 // A range present on the device (target_enter_data) is used in place: no
-// copy unless `.always()` is given. Other mapped ranges live on the device
-// for this task only. Host ranges must stay valid until the future is ready.
+// copy unless `.always()` is given; the task holds a reference on it until
+// it ends, so an exit or a map_delete meanwhile frees nothing, and if the
+// task drops the last reference it copies the range back (map_from/tofrom)
+// and frees it. Other mapped ranges live on the device for this task only.
+// Host ranges must stay valid until the future is ready.
 //
 // On the device's rank the copies go through the device's transfer queue and
 // the kernel through its kernel queue, so a long kernel does not hold up
@@ -252,8 +257,7 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
     h.device = dev.id();
     h.kernel = kernel;
     // Producers that ended meanwhile are plain dependencies: ready or about
-    // to be (their launcher ends the record just before the future, or
-    // before copying back the ranges they held last).
+    // to be (their launcher ends the record just before the future).
     std::exception_ptr failed;
     for (auto& [r, f] : std::exchange(producers, {})) {
       if (depend_on(*r, h.after)) continue;
@@ -313,7 +317,6 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
   /// Ends the task once `pending` is done: with `error` if set, else with
   /// the first error of `pending`.
   void complete(std::vector<future<void>>&& pending, std::exception_ptr error) {
-    if (record) end_launch(*std::exchange(record, nullptr));
     if (pending.empty()) {
       settle(std::move(error));
       return;
@@ -327,7 +330,9 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
       self->settle(std::move(error));
     });
   }
+  /// The record ends just before the future (launch() counts on that).
   void settle(std::exception_ptr error) {
+    if (record) end_launch(*std::exchange(record, nullptr));
     if (error) done.set_exception(std::move(error));
     else done.set_value();
   }
