@@ -13,8 +13,7 @@
 #include <stdexcept>
 #include <vector>
 
-#include "weft/offload.hpp"
-#include "weft/weft.hpp"
+#include "weft/weft.hpp"  // every layer, offload included
 
 namespace {
 
@@ -45,8 +44,8 @@ int drive() {
   std::vector<weft::future<void>> running;
   for (std::size_t d = 0; d < devs.size(); ++d) {
     const std::size_t first = d * block, count = d + 1 == devs.size() ? n - first : block;
-    running.push_back(weft::target(devs[d], saxpy, 2.0f, weft::map_to(x.data() + first, count),
-                                   weft::map_tofrom(y.data() + first, count)));
+    running.push_back(weft::target(devs[d], saxpy, 2.0f, weft::map_to(std::span(x).subspan(first, count)),
+                                   weft::map_tofrom(std::span(y).subspan(first, count))));
   }
   for (auto& f : running) f.get();
   double total = std::accumulate(y.begin(), y.end(), 0.0);

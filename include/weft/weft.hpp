@@ -6,6 +6,7 @@
 #include "weft/coll.hpp"
 #include "weft/errors.hpp"
 #include "weft/forkjoin.hpp"
+#include "weft/offload.hpp"
 #include "weft/pgas.hpp"
 #include "weft/rma.hpp"
 #include "weft/runtime.hpp"

@@ -68,6 +68,11 @@ std::uint64_t local_device::allocate(std::size_t bytes) {
   return a;
 }
 
+std::size_t local_device::bytes_in_use() {
+  std::lock_guard g(mutex_);
+  return used_;
+}
+
 void local_device::free(std::uint64_t address) {
   {
     std::lock_guard g(mutex_);

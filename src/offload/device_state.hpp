@@ -56,6 +56,8 @@ class local_device {
   std::byte* resolve(std::uint64_t address, std::size_t bytes);
   std::string name() const;
   int id() const noexcept { return id_; }
+  /// Bytes allocated now (each allocation rounded up to one byte at least).
+  std::size_t bytes_in_use();
 
   /// Whether this rank's code may read and write the device's memory
   /// directly (a cpu device's arena).

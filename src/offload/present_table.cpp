@@ -1,8 +1,10 @@
 // The present table: for each device, the calling rank's host ranges that
-// are mapped there, with OpenMP's reference counts. Host addresses mean
+// are mapped there, with OpenMP's reference counts (the data directives'
+// and the running target tasks' holds, weft/offload/map.hpp). Host addresses mean
 // something only on their own rank, so each rank keeps its own table and
 // nobody else needs to be asked whether a range is present.
 #include <cstdio>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <stdexcept>
@@ -63,19 +65,52 @@ future<void> when_ready(const present_ref& e) {
   return e->ready.then([](shared_future<void> f) { f.get(); });
 }
 
+/// Takes `e` out of its table, unless a new entry for the same range has
+/// replaced it there. Under the lock.
+void erase_entry(std::map<const std::byte*, present_ref>& t, const present_ref& e) {
+  auto it = t.find(e->host);
+  if (it != t.end() && it->second == e) t.erase(it);
+}
+
+/// The end of a range that lost its last reference (already out of the
+/// table): copied back into `to` unless that is null, then freed, once its
+/// own copy in has arrived. The memory is freed even when the copy fails.
+future<void> retire(const present_ref& e, void* to) {
+  return e->ready.then([e, to](shared_future<void> r) {
+    r.get();  // never arrived: nothing to copy or free
+    const std::uint64_t a = e->address.load(std::memory_order_acquire);
+    std::exception_ptr copy_error;
+    if (to != nullptr) {
+      try {
+        device_read(e->device, a, to, e->bytes).get();
+      } catch (...) {
+        copy_error = std::current_exception();
+      }
+    }
+    device_free(e->device, a).get();
+    if (copy_error) std::rethrow_exception(copy_error);
+  });
+}
+
+bool copies_back(map_kind kind) noexcept { return kind == map_kind::from || kind == map_kind::tofrom; }
+
 }  // namespace
 
 present_ref present_acquire(int device, const void* host, std::size_t bytes) {
   open_table table(device);
   present_ref e = table.find(host, bytes);
-  if (e) ++e->refs;
+  if (e) ++e->holds;
   return e;
 }
 
-void present_release(const present_ref& e) {
-  present_tables& pt = tables();
-  std::lock_guard g(pt.mutex);
-  --e->refs;
+future<void> present_release(const present_ref& e, void* copy_back_to) {
+  {
+    open_table table(e->device);
+    --e->holds;
+    if (e->refs > 0 || e->holds > 0) return make_ready_future();
+    erase_entry(table.entries, e);
+  }
+  return retire(e, copy_back_to);
 }
 
 void target_builder::check_buffer(int buffer_device) {
@@ -87,7 +122,9 @@ void target_builder::check_buffer(int buffer_device) {
 }
 
 void target_builder::release_entries() noexcept {
-  for (auto& e : entries) present_release(e);
+  // The task never ran: nothing to copy back (a range freed here was
+  // dropped by everyone else meanwhile; its free goes on by itself).
+  for (auto& e : entries) present_release(e, nullptr);
   entries.clear();
 }
 
@@ -124,7 +161,7 @@ future<void> enter_range(int device, void* host, std::size_t bytes, map_kind kin
         {  // a range that never arrived is not present
           present_tables& p = tables();
           std::lock_guard g(p.mutex);
-          p.by_device[e->device].erase(e->host);
+          erase_entry(p.by_device[e->device], e);
         }
         filled.set_exception(std::current_exception());
       }
@@ -140,17 +177,18 @@ future<void> exit_range(int device, void* host, std::size_t bytes, map_kind kind
     open_table table(device);
     present_ref e = table.find(host, bytes);
     if (!e) return make_ready_future();  // not present: nothing to do (OpenMP)
-    e->refs = kind == map_kind::remove ? 0 : e->refs - 1;
-    const bool last = e->refs <= 0;
-    if (last) table.entries.erase(e->host);
+    // map_delete drops every reference of the data directives, never a
+    // running target task's hold: that task still reads and writes the range.
+    if (kind == map_kind::remove) e->refs = 0;
+    else if (e->refs > 0) --e->refs;
+    const bool last = e->refs == 0 && e->holds == 0;
+    if (last) table.entries.erase(e->host);  // found under this lock: it is e
     table.lock.unlock();
-    const bool copy = (kind == map_kind::from || kind == map_kind::tofrom) && (last || always);
-    if (!copy && !last) return when_ready(e);
-    return e->ready.then([e, host, bytes, copy, last](shared_future<void> r) {
+    if (last) return retire(e, copies_back(kind) ? host : nullptr);
+    if (!(always && copies_back(kind))) return when_ready(e);
+    return e->ready.then([e, host, bytes](shared_future<void> r) {
       r.get();
-      const std::uint64_t a = e->address.load(std::memory_order_acquire);
-      if (copy) device_read(e->device, a, host, bytes).get();
-      if (last) device_free(e->device, a).get();
+      device_read(e->device, e->address.load(std::memory_order_acquire), host, bytes).get();
     });
   } catch (...) {
     return make_exceptional_future<void>(std::current_exception());

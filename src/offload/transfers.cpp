@@ -23,6 +23,8 @@ std::uint64_t allocate_here(int device, std::size_t bytes) { return local_device
 
 void free_here(int device, std::uint64_t address) { local_device_of(device).free(address); }
 
+std::size_t bytes_in_use_here(int device) { return local_device_of(device).bytes_in_use(); }
+
 void write_here(int device, std::uint64_t address, std::vector<std::byte> bytes) {
   local_device& d = local_device_of(device);
   d.write(d.resolve(address, bytes.size()), bytes.data(), bytes.size());
@@ -153,7 +155,16 @@ future<void> out_of_range_future(const char* what, int device, std::size_t offse
                                  std::size_t count) {
   return make_exceptional_future<void>(std::make_exception_ptr(std::out_of_range(
       std::string("weft offload: ") + what + " " + describe_device(device) + ": elements [" + std::to_string(offset) +
-      ", " + std::to_string(offset + n) + ") outside the buffer's " + std::to_string(count))));
+      ", " + std::to_string(offset + n) + ") outside the buffer's " + std::to_string(count) + " elements")));
+}
+
+future<std::size_t> device_bytes_in_use(int device) {
+  try {
+    check_device(device);
+    return async_at(device_at(device).rank(), &bytes_in_use_here, device);
+  } catch (...) {
+    return make_exceptional_future<std::size_t>(std::current_exception());
+  }
 }
 
 }  // namespace weft::detail

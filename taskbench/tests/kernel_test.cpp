@@ -2,12 +2,12 @@
 // and the serial reference runner.
 #include <gtest/gtest.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <string>
 #include <vector>
 
+#include "internal.hpp"  // compute_bound
 #include "taskbench/core.hpp"
 
 namespace {
@@ -271,22 +271,25 @@ TEST(Serial, DgemmAndDaxpyKeepTheFirstWord) {
   }
 }
 
-TEST(Kernels, ComputeBoundTimeGrowsWithIterations) {
-  // Not a timing check: only that a large count is not optimised away (it
-  // must take clearly longer than a tiny one).
-  auto small = graph_of({"-kernel", "compute_bound", "-iter", "1", "-steps", "1", "-width", "1"});
-  auto large = graph_of({"-kernel", "compute_bound", "-iter", "2000000", "-steps", "1", "-width", "1"});
-  std::vector<char> out(16);
-  auto time = [&](const task_graph& g) {
-    auto t0 = std::chrono::steady_clock::now();
-    g.execute_point(0, 0, out.data(), 16, nullptr, nullptr, 0, nullptr, 0);
-    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+TEST(Kernels, ComputeBoundRunsEveryIteration) {
+  // The arithmetic, not its duration: every count of rounds gives its own
+  // sum, so a kernel that skipped or cut short its rounds would show here.
+  // (execute_point keeps the result, so the call cannot be dropped there.)
+  auto reference = [](long iterations) {
+    double sum = 0.0;
+    for (int k = 0; k < 64; ++k) {
+      double a = -0.5 + 0.004 * k;
+      for (long it = 0; it < iterations; ++it) a = std::fma(a, a, a);
+      sum += a;
+    }
+    return sum;
   };
-  time(small);
-  double ts = time(small), tl = time(large);
-  // 2e6 rounds x 128 FLOPs = 2.56e8 FLOPs: well over 100 us on any machine.
-  EXPECT_GT(tl, 1e-4);
-  EXPECT_GT(tl, ts);
+  for (long n : {0L, 1L, 7L, 1000L, 100000L}) {
+    const double want = reference(n);
+    // The portable variant rounds a*a + a twice, the vector ones once.
+    EXPECT_NEAR(taskbench::detail::compute_bound(n), want, 1e-9 * std::fabs(want)) << n << " rounds";
+  }
+  EXPECT_NE(reference(100000), reference(100001));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <numeric>
 #include <span>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -65,6 +66,26 @@ TEST(OffloadMemory, CopiesAreBoundsChecked) {
     // A forged handle is refused by the owning rank.
     weft::device_buffer<double> forged{buf.device_id, buf.address + 8 * sizeof(double), 10};
     EXPECT_THROW(weft::copy(forged, 0, std::span<const double>(eleven.data(), 10)).get(), std::exception);
+    weft::deallocate(buf).get();
+  });
+}
+
+TEST(OffloadMemory, OutOfRangeCopiesNameTheDeviceOnce) {
+  on_every_rank([] {
+    const weft::device d = weft::devices().back();
+    const std::string dev = weft::detail::describe_device(d.id());
+    auto buf = weft::allocate<int>(d, 10).get();
+    std::vector<int> eleven(11);
+    expect_error<std::out_of_range>([&] { weft::copy(buf, 0, std::span<const int>(eleven)).get(); },
+                                    "weft offload: copy to " + dev + ": elements [0, 11) outside the buffer's 10 elements");
+    expect_error<std::out_of_range>([&] { weft::copy(std::span<int>(eleven).first(3), buf, 8).get(); },
+                                    "weft offload: copy from " + dev + ": elements [8, 11) outside the buffer's 10 elements");
+    expect_error<std::out_of_range>([&] { weft::copy(buf, 5, buf, 0, 6).get(); },
+                                    "weft offload: device-to-device copy into " + dev +
+                                        ": elements [5, 11) outside the buffer's 10 elements");
+    expect_error<std::out_of_range>([&] { weft::copy(buf, 0, buf, 7, 4).get(); },
+                                    "weft offload: device-to-device copy from " + dev +
+                                        ": elements [7, 11) outside the buffer's 10 elements");
     weft::deallocate(buf).get();
   });
 }

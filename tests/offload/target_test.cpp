@@ -2,8 +2,10 @@
 // dependencies, device_buffer chains, and errors reported to the future.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <atomic>
+#include <chrono>
 #include <numeric>
 #include <span>
 #include <stdexcept>
@@ -188,24 +190,47 @@ TEST(OffloadTarget, BuffersOfOtherDevicesArriveAsCopies) {
   });
 }
 
-/// Set by each rank once its copy has landed (smp ranks share the process).
-std::array<std::atomic<bool>, 64> copy_landed{};
+/// Where each rank's long kernel is (smp ranks share the process; on mpi
+/// the kernel runs in the test's own process too: its device is local).
+enum stage : int { idle, kernel_running, copy_landed };
+std::array<std::atomic<int>, 64> stages{};
+
+/// Says it runs, then waits (a minute at most) until the copy to `landing`
+/// has landed and hands back what it sees there; nothing if it never did.
+void wait_for_copy(std::size_t rank, std::span<const int> landing, std::span<int> seen) {
+  stages[rank].store(kernel_running, std::memory_order_release);
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+  while (stages[rank].load(std::memory_order_acquire) != copy_landed) {
+    if (std::chrono::steady_clock::now() > deadline) return;
+    weft::this_task::yield();
+  }
+  std::copy(landing.begin(), landing.end(), seen.begin());
+}
 
 TEST(OffloadQueues, LongKernelDoesNotBlockTransfers) {
   on_every_rank([] {
-    // The kernel runs until a host -> device copy to the same device has
-    // landed: were copies queued behind kernels, it would run forever.
+    // Once the kernel runs, a host -> device copy to the same device must
+    // land while it still runs, and the kernel must see its bytes. Were
+    // copies queued behind kernels, the copy would wait for the kernel,
+    // which gives up after a minute: the test fails instead of hanging.
     const weft::device d = weft::devices_of(weft::rank()).front();
     const auto me = static_cast<std::size_t>(weft::rank());
-    copy_landed[me] = false;
+    stages[me] = idle;
     auto buf = weft::allocate<int>(d, 4).get();
-    auto waiting = weft::target(d, [](std::size_t rank) {
-      while (!copy_landed[rank].load(std::memory_order_acquire)) weft::this_task::yield();
-    }, me);
+    const std::vector<int> zeros(4, 0);
+    weft::copy(buf, 0, std::span<const int>(zeros)).get();
+    std::vector<int> seen(4, -1);
+    auto waiting = weft::target(d, wait_for_copy, me, buf, weft::map_tofrom(seen));
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(1);
+    while (stages[me].load(std::memory_order_acquire) != kernel_running &&
+           std::chrono::steady_clock::now() < deadline)
+      weft::this_task::yield();
+    ASSERT_EQ(stages[me].load(), kernel_running) << "the kernel did not start within a minute";
     const std::vector<int> data{1, 2, 3, 4};
-    weft::copy(buf, 0, std::span<const int>(data)).get();
-    copy_landed[me].store(true, std::memory_order_release);
+    weft::copy(buf, 0, std::span<const int>(data)).get();  // the kernel is running now
+    stages[me].store(copy_landed, std::memory_order_release);
     waiting.get();
+    EXPECT_EQ(seen, data) << "the kernel did not see the copy land while it ran: copies wait behind kernels";
     weft::deallocate(buf).get();
   });
 }

@@ -4,17 +4,19 @@
 //   // given: std::vector<double> host; weft::device_buffer<double> other;
 //   weft::device d = weft::devices().back();                 // maybe another rank's
 //   auto buf = weft::allocate<double>(d, 1000).get();        // allocated by d's rank
-//   weft::copy(buf, 0, std::span<const double>(host)).get(); // host -> device
+//   weft::copy(buf, 0, host).get();                          // host -> device
 //   weft::copy(other, 0, buf, 0, 1000).get();                // device -> device
-//   weft::copy(std::span<double>(host), buf, 0).get();       // device -> host
+//   weft::copy(host, buf, 0).get();                          // device -> host
 //   weft::deallocate(buf).get();
 // @endcode
 //
 // A device_buffer is a small trivially copyable handle (device id, address on
 // the owning rank, element count): it can be passed to remote calls and
-// target tasks. Every copy checks its range against the handle's count (an
-// error reaches the returned future) and the owning rank checks it again
-// against its live allocations. A copy between devices of different ranks
+// target tasks. The host side of a copy is a std::vector, a std::span or
+// anything else that converts to a span of the buffer's T. Every copy
+// checks its range against the handle's count (an error reaches the
+// returned future) and the owning rank checks it again against its live
+// allocations. A copy between devices of different ranks
 // goes from the source's rank straight to the destination's, in fragments of
 // 1 MiB that travel while the next one is read; the caller only sends the
 // order. A host span given to a copy must stay valid until its future is
@@ -64,9 +66,14 @@ future<void> device_copy(int dst_device, std::uint64_t dst, int src_device, std:
 /// One future for all of `parts` (the first error, after all are done).
 future<void> join_all(std::vector<future<void>>&& parts);
 
-/// The exceptional future of a range outside a buffer.
+/// The exceptional future of a range outside a buffer: "weft offload:
+/// <what> device 3 (cpu, rank 1): elements [8, 11) outside the buffer's 10
+/// elements".
 future<void> out_of_range_future(const char* what, int device, std::size_t offset, std::size_t n,
                                  std::size_t count);
+
+/// Diagnostics (tests): the bytes allocated on a device, asked of its rank.
+future<std::size_t> device_bytes_in_use(int device);
 
 inline bool outside(std::size_t offset, std::size_t n, std::size_t count) noexcept {
   return offset > count || n > count - offset;
@@ -89,19 +96,23 @@ future<void> deallocate(const device_buffer<T>& b) {
   return detail::device_free(b.device_id, b.address);
 }
 
+// The host side of a copy is any contiguous range of T that converts to a
+// span (a std::vector, a std::array, a span of any extent; a const one only
+// as a source); T comes from the device buffer.
+
 /// Host -> device: `from` into dst[offset, offset + from.size()).
 template <class T>
-future<void> copy(const device_buffer<T>& dst, std::size_t offset, std::span<const T> from) {
+future<void> copy(const device_buffer<T>& dst, std::size_t offset, std::type_identity_t<std::span<const T>> from) {
   if (detail::outside(offset, from.size(), dst.count))
-    return detail::out_of_range_future("copy to device", dst.device_id, offset, from.size(), dst.count);
+    return detail::out_of_range_future("copy to", dst.device_id, offset, from.size(), dst.count);
   return detail::device_write(dst.device_id, dst.address + offset * sizeof(T), from.data(), from.size_bytes());
 }
 
 /// Device -> host: src[offset, offset + to.size()) into `to`.
 template <class T>
-future<void> copy(std::span<T> to, const device_buffer<T>& src, std::size_t offset) {
+future<void> copy(std::type_identity_t<std::span<T>> to, const device_buffer<T>& src, std::size_t offset) {
   if (detail::outside(offset, to.size(), src.count))
-    return detail::out_of_range_future("copy from device", src.device_id, offset, to.size(), src.count);
+    return detail::out_of_range_future("copy from", src.device_id, offset, to.size(), src.count);
   return detail::device_read(src.device_id, src.address + offset * sizeof(T), to.data(), to.size_bytes());
 }
 

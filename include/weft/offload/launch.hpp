@@ -187,14 +187,24 @@ struct launch_on_device {
     const K kernel = decode_kernel<K>(h.kernel);
     // A host kernel takes the arguments; a launcher (cuda devices) takes
     // the device's stream first. Host form first: a generic kernel is one.
+    // A kernel returns nothing: a value would be dropped on the device's
+    // rank, so results go through map_from/map_tofrom ranges or buffers.
     if constexpr (std::is_invocable_v<const K&, kernel_arg_t<W>&...>) {
+      static_assert(std::is_void_v<std::invoke_result_t<const K&, kernel_arg_t<W>&...>>,
+                    "weft::target: the kernel returns a value, which would be lost; a kernel returns void and "
+                    "hands results back through map_from/map_tofrom ranges or device buffers");
       return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
-    } else {
-      static_assert(std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>,
-                    "weft::target: the kernel takes neither the arguments as given (see weft/offload/target.hpp) "
-                    "nor a cudaStream_t followed by them");
+    } else if constexpr (std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>) {
+      static_assert(std::is_void_v<std::invoke_result_t<const K&, cuda_stream, kernel_arg_t<W>&...>>,
+                    "weft::target: the launcher returns a value, which would be lost; a launcher returns void and "
+                    "its kernel hands results back through map_from/map_tofrom ranges or device buffers");
       return dev.run_launcher(
           [&](cuda_stream s) { std::apply([&](auto&... a) { std::invoke(kernel, s, a...); }, args); });
+    } else {
+      static_assert(sizeof(K) == 0,
+                    "weft::target: the kernel takes neither the arguments as given (see weft/offload/target.hpp) "
+                    "nor a cudaStream_t followed by them");
+      return {};
     }
   }
 };

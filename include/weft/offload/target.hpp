@@ -22,9 +22,14 @@
 //   std::vector<shared_future<void>>   starts once it is ready; its error
 //                              fails the task
 //   anything else           -> the value (serialized like async_at's arguments)
+// The kernel returns void (one that returns a value does not compile):
+// results go back through map_from/map_tofrom ranges or device buffers.
 // A range present on the device (target_enter_data) is used in place: no
-// copy unless `.always()` is given. Other mapped ranges live on the device
-// for this task only. Host ranges must stay valid until the future is ready.
+// copy unless `.always()` is given; the task holds a reference on it until
+// it ends, so an exit or a map_delete meanwhile frees nothing, and if the
+// task drops the last reference it copies the range back (map_from/tofrom)
+// and frees it. Other mapped ranges live on the device for this task only.
+// Host ranges must stay valid until the future is ready.
 //
 // On the device's rank the copies go through the device's transfer queue and
 // the kernel through its kernel queue, so a long kernel does not hold up
@@ -93,6 +98,16 @@ map_wire<T> wire_of(const map_plan<T>& p) {
 template <class P>
 const P& wire_of(const P& p) {
   return p;
+}
+
+/// Whether the launch carries bytes of this host range (read when it leaves).
+template <class T>
+bool reads_host(const map_plan<T>& p) {
+  return p.clause.copies_in() && (p.entry == nullptr || p.clause.always_copy);
+}
+template <class P>
+bool reads_host(const P&) {
+  return false;
 }
 
 /// Collects a target task's dependencies and present-table references while
@@ -175,6 +190,18 @@ void copy_back(const map_plan<T>& p, const std::vector<std::vector<std::byte>>& 
 template <class P>
 void copy_back(const P&, const std::vector<std::vector<std::byte>>&, std::size_t&) {}
 
+/// Drops the task's hold on a present range. The task that drops a range's
+/// last reference copies it back when its clause says so and its kernel ran
+/// (`ran`), then frees it; that work's future joins `pending`.
+template <class T>
+void release_hold(const map_plan<T>& p, bool ran, std::vector<future<void>>& pending) {
+  if (p.entry == nullptr) return;
+  future<void> f = present_release(p.entry, ran && p.clause.copies_out() ? p.clause.data : nullptr);
+  if (!f.is_ready()) pending.push_back(std::move(f));
+}
+template <class P>
+void release_hold(const P&, bool, std::vector<future<void>>&) {}
+
 // ---- dependencies resolved on the devices' ranks (src/offload/launch_records.cpp)
 //
 // While a target task is in flight, its launcher keeps a record of it, found
@@ -209,15 +236,16 @@ std::uint64_t launches_with_device_dependencies() noexcept;
 std::size_t task_records_here();
 void send_consumer_counts_now();
 
-/// One target task in flight on the caller's side.
+/// One target task in flight on the caller's side. It holds a reference on
+/// every present range it maps from its creation until its end, so that
+/// neither target_exit_data nor map_delete frees them while it runs.
 template <class K, class Plans>
 struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
-  target_op(device d, std::uint64_t code, Plans&& p, std::vector<present_ref>&& e)
-      : dev(d), kernel(code), plans(std::move(p)), entries(std::move(e)) {}
+  target_op(device d, std::uint64_t code, Plans&& p) : dev(d), kernel(code), plans(std::move(p)) {}
   device dev;
   std::uint64_t kernel;
   Plans plans;
-  std::vector<present_ref> entries;
+  bool holding = true;  // the present ranges' holds are not yet released
   promise<void> done;
   const void* key = nullptr;  // the state of done's future
   /// Target tasks in flight when this one was made, with their futures.
@@ -270,21 +298,43 @@ struct target_op : std::enable_shared_from_this<target_op<K, Plans>> {
       const auto outs = r.get();
       std::size_t next = 0;
       std::apply([&](const auto&... p) { (copy_back(p, outs, next), ...); }, plans);
-      release();
-      if (record) end_launch(*std::exchange(record, nullptr));
-      done.set_value();
     } catch (...) {
       fail(std::current_exception());
+      return;
     }
+    complete(release(true), nullptr);
   }
-  void fail(std::exception_ptr e) {
-    release();
+  void fail(std::exception_ptr e) { complete(release(false), std::move(e)); }
+
+ private:
+  /// The copies back and frees of the ranges this task held last.
+  std::vector<future<void>> release(bool ran) {
+    std::vector<future<void>> pending;
+    if (std::exchange(holding, false))
+      std::apply([&](const auto&... p) { (release_hold(p, ran, pending), ...); }, plans);
+    return pending;
+  }
+  /// Ends the task once `pending` is done: with `error` if set, else with
+  /// the first error of `pending`.
+  void complete(std::vector<future<void>>&& pending, std::exception_ptr error) {
+    if (pending.empty()) {
+      settle(std::move(error));
+      return;
+    }
+    join_all(std::move(pending)).then([self = this->shared_from_this(), error](future<void> f) mutable {
+      try {
+        f.get();
+      } catch (...) {
+        if (!error) error = std::current_exception();
+      }
+      self->settle(std::move(error));
+    });
+  }
+  /// The record ends just before the future (launch() counts on that).
+  void settle(std::exception_ptr error) {
     if (record) end_launch(*std::exchange(record, nullptr));
-    done.set_exception(std::move(e));
-  }
-  void release() noexcept {
-    for (auto& e : entries) present_release(e);
-    entries.clear();
+    if (error) done.set_exception(std::move(error));
+    else done.set_value();
   }
 };
 
@@ -335,15 +385,22 @@ future<void> target(const device& d, K&& kernel, A&&... args) {
     return make_exceptional_future<void>(b.error);
   }
   using Op = detail::target_op<Kd, decltype(plans)>;
-  auto op = std::make_shared<Op>(d, code, std::move(plans), std::move(b.entries));
+  auto op = std::make_shared<Op>(d, code, std::move(plans));
   auto result = op->done.get_future();
   op->key = detail::access<void>::get(result);
   // Target tasks still in flight are waited for on the device's rank; the
-  // caller waits for the other dependencies before it launches.
+  // caller waits for the other dependencies before it launches. A launch
+  // that carries host bytes waits for all of them here: a producer may
+  // still copy its results into those bytes.
+  const bool carries_host_bytes = std::apply([](const auto&... p) { return (detail::reads_host(p) || ...); }, op->plans);
   std::vector<shared_future<void>> here;
   for (auto& f : b.deps) {
-    if (auto r = detail::launch_record_of(detail::access<void>::get(f))) op->producers.emplace_back(std::move(r), f);
-    else here.push_back(std::move(f));
+    if (!carries_host_bytes)
+      if (auto r = detail::launch_record_of(detail::access<void>::get(f))) {
+        op->producers.emplace_back(std::move(r), f);
+        continue;
+      }
+    here.push_back(std::move(f));
   }
   // A producer named twice is one dependency (its record counts launches).
   std::sort(op->producers.begin(), op->producers.end(), [](const auto& a, const auto& b) { return a.first < b.first; });

@@ -16,6 +16,10 @@ void appendf(std::string& out, const char* fmt, ...) __attribute__((format(print
 // random_nearest: is the edge producer -> consumer kept?
 bool random_edge_kept(const task_graph& g, long dset, long producer, long consumer);
 
+// compute_bound's arithmetic: 64 accumulators a_k = -0.5 + 0.004 k, each
+// `iterations` rounds of a = a*a + a (fused), then their sum.
+double compute_bound(long iterations);
+
 // compute_dgemm's matrix order N = floor(sqrt(scratch / 24)).
 long dgemm_order(std::size_t scratch_bytes) noexcept;
 

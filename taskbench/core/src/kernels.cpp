@@ -100,10 +100,14 @@ compute_fn pick_compute_bound() {
   return compute_bound_generic;
 }
 
+}  // namespace
+
 double compute_bound(long iterations) {
   static const compute_fn fn = pick_compute_bound();
   return fn(iterations);
 }
+
+namespace {
 
 // --- compute_bound2: 32-element c += a*b, iter rounds (64 FLOPs per round) ------
 double compute_bound2(long iterations) {
