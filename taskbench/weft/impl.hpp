@@ -2,6 +2,7 @@
 #pragma once
 #include <cstddef>
 #include <cstring>
+#include <stdexcept>
 #include <string_view>
 #include <vector>
 
@@ -91,5 +92,11 @@ void run_futures(const taskbench::app& app);
 /// Rank 0 builds every task as a target task on the devices of all ranks
 /// (weft/offload.hpp); outputs move device to device.
 void run_offload(const taskbench::app& app);
+
+/// The devices -weft-offload-devices asks for are not in this job (no GPU):
+/// the program ends with status 77, "cannot run here", not a failed run.
+struct devices_absent : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
 
 }  // namespace taskbench_weft

@@ -107,6 +107,9 @@ int main(int argc, char** argv) {
       // ranks waiting for this one, end the whole job (naming the rank).
       if (weft::nranks() == 1) return 1;
       throw;
+    } catch (const taskbench_weft::devices_absent& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return 77;
     } catch (const std::exception& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
       return 1;

@@ -105,7 +105,7 @@ std::vector<weft::device> offload_devices(const taskbench::app& app) {
   }
   const auto gpus = weft::devices(weft::device_kind::cuda);
   if (offload_kind == offload_devices_kind::cuda) {
-    if (gpus.empty()) throw std::runtime_error("-weft-offload-devices cuda: this job has no cuda device");
+    if (gpus.empty()) throw devices_absent("-weft-offload-devices cuda: this job has no cuda device");
     if (!gpu_kernels) throw std::runtime_error("-weft-offload-devices cuda: the GPU kernel runs only empty, compute_bound and load_imbalance without scratch");
     return gpus;
   }
