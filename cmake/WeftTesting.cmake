@@ -156,3 +156,28 @@ function(weft_spmd_test)
     endforeach()
   endforeach()
 endfunction()
+
+# weft_compile_tests(NAME prefix SOURCE file.cpp FAILS pattern...)
+# Misuse rejected at compile time: `file.cpp` compiled (syntax only) with
+# -DCASE=k must fail with the k-th pattern (prefix_compile_fail_k), and with
+# -DCASE=0, the allowed uses, must compile (prefix_compile_allowed).
+function(weft_compile_tests)
+  cmake_parse_arguments(PARSE_ARGV 0 C "" "NAME;SOURCE" "")
+  if(NOT C_NAME OR NOT C_SOURCE)
+    message(FATAL_ERROR "weft_compile_tests needs NAME, SOURCE and FAILS")
+  endif()
+  set(compile ${CMAKE_CXX_COMPILER} -std=c++20 -fsyntax-only -I${PROJECT_SOURCE_DIR}/include ${C_SOURCE})
+  set(case 0)
+  set(in_fails FALSE)
+  math(EXPR last "${ARGC} - 1")
+  foreach(i RANGE ${last})
+    if(in_fails)
+      math(EXPR case "${case} + 1")
+      weft_test(NAME ${C_NAME}_compile_fail_${case} COMMAND ${compile} -DCASE=${case}
+                FAILS_WITH "${ARGV${i}}" TIMEOUT 120)
+    elseif("${ARGV${i}}" STREQUAL "FAILS")
+      set(in_fails TRUE)
+    endif()
+  endforeach()
+  weft_test(NAME ${C_NAME}_compile_allowed COMMAND ${compile} -DCASE=0 TIMEOUT 120)
+endfunction()
