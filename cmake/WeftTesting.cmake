@@ -78,7 +78,8 @@ function(_weft_register name spec)
   endif()
   set(spec_file ${CMAKE_CURRENT_BINARY_DIR}/test_specs/${name}.cmake)
   file(WRITE ${spec_file} "${spec}")
-  # A bare target name runs that target's file, as add_test would.
+  # A bare target name runs that target's file, as add_test would (a target
+  # defined later, in another folder, is named $<TARGET_FILE:name> instead).
   list(GET T_COMMAND 0 program)
   if(TARGET ${program})
     list(REMOVE_AT T_COMMAND 0)
