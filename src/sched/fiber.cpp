@@ -4,9 +4,14 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cerrno>
 #include <cstdio>
 #include <cstdlib>
-#include <new>
+#include <cstring>
+#include <fstream>
+#include <stdexcept>
+#include <string>
 #include <utility>
 
 #if defined(__SANITIZE_ADDRESS__)
@@ -26,6 +31,27 @@ std::size_t page_size() {
   static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   return p;
 }
+
+/// Fiber stacks of this process now mapped (each is two kernel mappings).
+std::atomic<std::size_t> live_stacks{0};
+
+/// The kernel's limit on memory mappings per process, or "unknown".
+std::string max_map_count() {
+  std::ifstream in("/proc/sys/vm/max_map_count");
+  std::string value;
+  return (in >> value) ? value : std::string("unknown");
+}
+
+[[noreturn]] void stack_mapping_failed(const char* call, int err, std::size_t stack_size) {
+  throw fiber_stack_error(std::string("cannot map a stack for another fiber (") + call + ": " + std::strerror(err) +
+                          ") with " + std::to_string(live_stacks.load()) + " fiber stacks of " +
+                          std::to_string(stack_size / 1024) +
+                          " KiB mapped in this process: each task suspended at once holds one, plus its guard "
+                          "page, two of the kernel's memory mappings, and vm.max_map_count = " +
+                          max_map_count() +
+                          " limits them per process; raise it (sysctl -w vm.max_map_count=N) or suspend fewer "
+                          "tasks at once");
+}
 }  // namespace
 
 fiber* fiber_create(std::size_t stack_size) {
@@ -33,11 +59,13 @@ fiber* fiber_create(std::size_t stack_size) {
   stack_size = (stack_size + page - 1) / page * page;
   const std::size_t total = stack_size + page;
   void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) throw std::bad_alloc();
+  if (base == MAP_FAILED) stack_mapping_failed("mmap", errno, stack_size);
   if (mprotect(base, page, PROT_NONE) != 0) {  // overflow hits this page and faults
+    const int err = errno;
     munmap(base, total);
-    throw std::bad_alloc();
+    stack_mapping_failed("mprotect", err, stack_size);
   }
+  live_stacks.fetch_add(1, std::memory_order_relaxed);
   auto* f = new fiber;
   f->stack_lo = static_cast<char*>(base) + page;
   f->stack_size = stack_size;
@@ -58,6 +86,7 @@ void fiber_destroy(fiber* f) noexcept {
     __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
 #endif
     munmap(f->stack_lo - page_size(), f->stack_size + page_size());
+    live_stacks.fetch_sub(1, std::memory_order_relaxed);
 #if WEFT_TSAN
     __tsan_destroy_fiber(f->tsan);
 #endif

@@ -4,6 +4,7 @@
 #pragma once
 #include <boost/context/detail/fcontext.hpp>
 #include <cstddef>
+#include <stdexcept>
 
 #include "weft/detail/task.hpp"
 
@@ -24,7 +25,14 @@ struct fiber {
   int held = 0;                    // see held_by_current_task()
 };
 
-/// Maps `stack_size` bytes (rounded to pages) plus a PROT_NONE guard page.
+/// The kernel refused the mappings of a fiber stack; the message names the
+/// limit (vm.max_map_count) and how many stacks this process holds.
+struct fiber_stack_error : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+/// Maps `stack_size` bytes (rounded to pages) plus a PROT_NONE guard page;
+/// throws fiber_stack_error when the kernel refuses.
 fiber* fiber_create(std::size_t stack_size);
 void fiber_destroy(fiber* f) noexcept;
 /// Describes the calling thread's own stack as a fiber (to jump back to it).

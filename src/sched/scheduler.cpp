@@ -80,12 +80,24 @@ void after_switch(bctx::transfer_t t) noexcept {
 [[noreturn]] void fiber_main(bctx::transfer_t t) noexcept;
 void resume_fiber(task_base* t) noexcept;
 
+/// A fiber from the worker's pool; a stack the kernel will not map (too
+/// many tasks suspended at once) ends the job with the reason.
+fiber* take_fiber(worker& w) noexcept {
+  try {
+    return w.pool.take();
+  } catch (const std::exception& e) {
+    if (fatal_handler != nullptr) fatal_handler(e.what());
+    std::fprintf(stderr, "weft: %s\n", e.what());
+    std::_Exit(1);
+  }
+}
+
 /// Leaves the running fiber for a fresh one that runs the worker loop.
 void switch_to_fresh(worker* w, switch_action& act) noexcept {
   publish_sends(*w);  // what this task sent, before it gives up the worker
   fiber* self = w->current;
   self->resume.run = &resume_fiber;
-  fiber* next = w->pool.take();
+  fiber* next = take_fiber(*w);
   fiber_prepare(next, &fiber_main);
   w->current = next;
   bctx::transfer_t t = fiber_jump(self, next, &act, false);
@@ -168,7 +180,7 @@ void scheduler::worker_main(worker& w) {
   if (opts_.pin) pin_this_thread(opts_.first_core + w.index);
   const alt_signal_stack signal_stack;  // a task that overflows its stack is reported from there
   w.thread_fiber = fiber_for_thread();
-  fiber* f = w.pool.take();
+  fiber* f = take_fiber(w);
   fiber_prepare(f, &fiber_main);
   w.current = f;
   switch_action act{switch_action::none, w.thread_fiber};

@@ -2,7 +2,8 @@
 // check a failing rank ends the whole job (on every backend) with a message
 // naming the rank and a non-zero exit, instead of leaving the others hanging:
 // an exception, exit(3), quick_exit(3), abort(), a raised SIGSEGV or SIGKILL,
-// or a task that recurses past the end of its stack.
+// or a task that recurses past the end of its stack; or more tasks suspended
+// at once than the kernel will map fiber stacks for.
 // Two modes send rank 1 a malformed message through the runtime's internal
 // send path (what a foreign or corrupted sender would deliver): the receiver
 // must detect it and end the job naming the sender.
@@ -10,6 +11,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <atomic>
+#include <vector>
 #include <stdexcept>
 
 #include "am/rank_comm.hpp"
@@ -34,6 +37,35 @@ struct three_bytes {
   if (depth == limit) return frame[0];
   return recurse(depth + 1, limit) + frame[0];
 }
+/// Suspends more tasks at once than vm.max_map_count leaves mappings for
+/// (two per fiber stack): the job must end naming that limit. Exits 77
+/// where the limit is too high to reach in reasonable memory.
+void suspend_too_many_tasks() {
+  long limit = 0;
+  if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
+    if (std::fscanf(f, "%ld", &limit) != 1) limit = 0;
+    std::fclose(f);
+  }
+  if (limit <= 0 || limit > 1'000'000) {
+    std::printf("vm.max_map_count is %ld here: too many tasks to suspend in a test\n", limit);
+    std::fflush(stdout);
+    std::_Exit(77);
+  }
+  weft::promise<void> release;
+  weft::shared_future<void> released = release.get_future().share();
+  std::atomic<long> waiting{0};
+  std::vector<weft::future<void>> tasks;
+  const long n = limit / 2 + 1000;
+  for (long i = 0; i < n; ++i)
+    tasks.push_back(weft::async([&waiting, released] {
+      waiting.fetch_add(1);
+      released.get();
+    }));
+  while (waiting.load() < n) weft::this_task::yield();
+  std::printf("%ld tasks suspended at once: the limit was not reached\n", n);
+  release.set_value();
+  for (auto& t : tasks) t.get();
+}
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -55,6 +87,7 @@ int main(int argc, char** argv) {
       // whose handler field is 4 bits wide.
       if (std::strcmp(mode, "unknown_small_handler") == 0) send_malformed(9, std::uint64_t{0});
       if (std::strcmp(mode, "truncated_call") == 0) send_malformed(1, three_bytes{{1, 2, 3}});  // a call's is 8
+      if (std::strcmp(mode, "too_many_suspended") == 0) suspend_too_many_tasks();
     }
     if (std::strcmp(mode, "throw_posted") == 0 && weft::rank() == 0)
       weft::post_at(1, [] { throw std::logic_error("posted call failed"); });
