@@ -80,9 +80,10 @@ TEST(OffloadDependencies, ConsumerWaitsOnItsDevicesRankAndFetchesFromTheProducer
     auto fa = weft::target(pd, gated_iota, a, 1, gate).share();
     auto fb = weft::target(pd, gated_iota, b, 100, gate).share();
     std::vector<int> sum(1, -1);
-    auto summed = weft::target(cd, sum_into, a, b, weft::map_from(sum), fa, fb);
-    // A chain on one device, each task launched while the one before runs.
-    std::vector<weft::shared_future<void>> chain{fa};
+    auto summed = weft::target(cd, sum_into, a, b, weft::map_from(sum), fa, fb).share();
+    // A chain on one device, each task launched while the one before runs;
+    // it writes `a`, so it starts after the consumer that reads `a`.
+    std::vector<weft::shared_future<void>> chain{summed};
     for (int k = 0; k < 5; ++k)
       chain.push_back(weft::target(pd, [](std::span<int> x) { for (auto& v : x) v += 1; }, a, chain.back()).share());
     const weft::shared_future<void> last = chain.back();
@@ -95,6 +96,7 @@ TEST(OffloadDependencies, ConsumerWaitsOnItsDevicesRankAndFetchesFromTheProducer
     EXPECT_GE(weft::detail::launches_with_device_dependencies() - before, 7u);
     offload_test::open_gate(pd.rank(), gate);
     summed.get();
+    EXPECT_EQ(sum[0], (1 + 16) * 16 / 2 + (100 + 115) * 16 / 2) << "the consumer read a or b before its producers ended";
     copied.get();
     EXPECT_EQ(host.front(), 1 + 5);
     EXPECT_EQ(host.back(), 16 + 5);
