@@ -1,8 +1,8 @@
 # How tests are registered. Every ctest entry passes only when its program
-# exits as expected AND its output is right: ctest's PASS_REGULAR_EXPRESSION
-# ignores the exit status (a program that printed its report and then
-# crashed would pass) and WILL_FAIL accepts any failure, a crash included,
-# so neither is used. Instead each test runs under cmake/run_test.cmake,
+# exits as expected AND its output is right: ctest's own pass-by-regex
+# property ignores the exit status (a program that printed its report and
+# then crashed would pass) and its will-fail property accepts any failure, a
+# crash included, so neither is used. Instead each test runs under cmake/run_test.cmake,
 # which checks both.
 #
 # weft_test(NAME name COMMAND program [args...]
