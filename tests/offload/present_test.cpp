@@ -35,6 +35,14 @@ void fail_at_gate(std::span<int>, std::size_t gate) {
 
 std::size_t bytes_in_use(const weft::device& d) { return weft::detail::device_bytes_in_use(d.id()).get(); }
 
+/// `x` is no longer in `d`'s present table: a map copies both ways for the
+/// task alone.
+void expect_not_present(const weft::device& d, std::vector<int>& x) {
+  x.assign(x.size(), 100);
+  weft::target(d, add_one, weft::map_tofrom(x)).get();
+  EXPECT_EQ(x[0], 101) << "the range is still in the present table";
+}
+
 weft::device remote_device() { return weft::devices_of((weft::rank() + 1) % weft::nranks()).back(); }
 
 TEST(OffloadPresent, PresentRangeIsNotCopiedAgain) {
@@ -130,10 +138,7 @@ TEST(OffloadPresentHolds, ExitDataWhileATargetRunsLeavesTheCopyBackToTheTarget) 
     EXPECT_EQ(x[0], 2) << "the target that dropped the last reference did not copy back";
     EXPECT_EQ(x[63], 2);
     EXPECT_EQ(bytes_in_use(d), before) << "the range's device memory was not freed";
-    // Not present any more: a map copies both ways for the task alone.
-    x.assign(64, 100);
-    weft::target(d, add_one, weft::map_tofrom(x)).get();
-    EXPECT_EQ(x[0], 101) << "the range is still in the present table";
+    expect_not_present(d, x);
   });
 }
 
@@ -161,9 +166,7 @@ TEST(OffloadPresentHolds, DeleteWhileATargetRunsKeepsItsData) {
     EXPECT_EQ(o[0], 7) << "the running task wrote into memory that had been freed and reused";
     weft::deallocate(other).get();
     EXPECT_EQ(bytes_in_use(d), before);
-    x.assign(64, 100);
-    weft::target(d, add_one, weft::map_tofrom(x)).get();
-    EXPECT_EQ(x[0], 101) << "the range is still in the present table";
+    expect_not_present(d, x);
   });
 }
 
