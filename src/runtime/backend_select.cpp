@@ -23,44 +23,92 @@ namespace {
 /// job runs, but every worker waits for a core most of the time).
 constexpr int oversubscription_warning = 4;
 /// When workers outnumber cores, an idle worker's spinning and yielding
-/// only keep the worker it waits for off the core, and every idle worker
-/// waking from its nap to poll takes a core for a moment: with hundreds of
-/// them, naps alone filled both cores of a 2-core machine. So idle workers
-/// spin and yield a few rounds only, and nap longer the more workers share
-/// a core (a message whose wake-up was missed waits up to the nap).
-constexpr int oversubscribed_spin_rounds = 64;
-constexpr int oversubscribed_yield_rounds = 2;
+/// keep the worker it waits for off the core, and every idle worker waking
+/// from its nap to poll takes a core for a moment: with hundreds of them,
+/// naps alone filled both cores of a 2-core machine. So idle workers nap
+/// longer the more workers share a core, a worker whose nap ran out unwoken
+/// goes back to sleep after one look (scheduler::idle_wait), and after
+/// activity idle workers spin and yield less the more workers share a
+/// core: a little oversubscribed (a rank or two more than cores) long
+/// enough to catch a reply on its way, since sleeping costs a futex wake-up
+/// per message, several times a round trip; with many workers per core a
+/// few rounds only. A message whose wake-up was missed waits up to the nap;
+/// on the mpi backend a sender on the same node wakes a sleeping receiver
+/// (sched/sleep_slot.hpp), the smp backend's senders wake it directly.
+constexpr int oversubscribed_spin_rounds = 2000;  // times cores / workers
+constexpr int oversubscribed_yield_rounds = 40;   // times cores / workers
+constexpr int min_spin_rounds = 64;
+constexpr int min_yield_rounds = 2;
 constexpr long max_idle_nap_ns = 20'000'000;
 
-/// Fits the idle policy to the workers on this node; warns once when they
-/// outnumber the cores several-fold.
-void fit_to_cores(sched_options& so, int workers_on_node, const char* what) {
-  const int cores = hardware_cores();
-  if (workers_on_node <= cores) return;
-  so.spin_rounds = std::min(so.spin_rounds, oversubscribed_spin_rounds);
-  so.yield_rounds = std::min(so.yield_rounds, oversubscribed_yield_rounds);
-  so.idle_nap_ns = std::min(max_idle_nap_ns, so.idle_nap_ns * workers_on_node / cores);
+/// Fits the idle policy to the workers sharing cores: those of this node
+/// on its cores, and those of this process on the cores of its affinity
+/// mask (whichever is more crowded); warns once when they outnumber the
+/// cores several-fold.
+void fit_to_cores(sched_options& so, int workers_on_node, int workers_here, const char* what) {
+  int cores = hardware_cores(), workers = workers_on_node;
+  if (workers_here * cores > workers_on_node * allowed_cores()) {
+    cores = allowed_cores();
+    workers = workers_here;
+  }
+  if (workers <= cores) return;
+  so.spin_rounds = std::min(so.spin_rounds, std::max(min_spin_rounds, oversubscribed_spin_rounds * cores / workers));
+  so.yield_rounds =
+      std::min(so.yield_rounds, std::max(min_yield_rounds, oversubscribed_yield_rounds * cores / workers));
+  so.idle_nap_ns = std::min(max_idle_nap_ns, so.idle_nap_ns * workers / cores);
   // The asymmetric fence pair makes sleeping expensive (a membarrier, an
   // interrupt on every core running the process) to make sending cheap;
   // with more workers than cores they sleep all the time, and those
   // interrupts become a visible share of the run.
   allow_asymmetric_fences(false);
   static bool warned = false;
-  if (workers_on_node > oversubscription_warning * cores && !std::exchange(warned, true))
+  if (workers > oversubscription_warning * cores && !std::exchange(warned, true))
     std::fprintf(stderr,
                  "weft: warning: %s make %d workers on %d cores (more than %dx): each waits for a core most "
                  "of the time; use fewer ranks or threads (--weft:threads)\n",
-                 what, workers_on_node, cores, oversubscription_warning);
+                 what, workers, cores, oversubscription_warning);
+}
+
+/// The cores this process's workers are pinned to (see core_claim), held
+/// from start_backend to stop_backend.
+core_claim claimed_cores;
+
+/// Claims a core of the process's mask for each of its `workers` where
+/// free ones remain (with --weft:pin=1); the workers beyond those are pinned
+/// round-robin over the mask, sharing cores, after a warning (once per
+/// process) naming the ranks. `spread`, `places`: this process's place in
+/// its mask and where the places of the job's processes on the node end
+/// (see core_claim). Shared cores beat unpinned workers: with the
+/// OS moving them, a remote call between two ranks of a 2-core machine
+/// running 4 ranks took ~10x longer (docs/CLUSTER.md).
+const core_claim* claim_cores(const runtime_options& o, int workers, int spread, int places, int first_rank,
+                             int ranks_here) {
+  if (!o.pin) return nullptr;
+  claimed_cores = core_claim(workers, spread, places);
+  static bool warned = false;
+  if (claimed_cores.size() < workers && !std::exchange(warned, true)) {
+    char ranks[48];
+    if (ranks_here == 1) std::snprintf(ranks, sizeof ranks, "rank %d", first_rank);
+    else std::snprintf(ranks, sizeof ranks, "ranks %d-%d", first_rank, first_rank + ranks_here - 1);
+    std::fprintf(stderr,
+                 "weft: %s: %d workers, %d free cores in this process's affinity mask of %d (a core holding "
+                 "workers of another weft process on this host is not free): %d workers pinned round-robin over "
+                 "the mask, sharing cores (--weft:pin=0 pins none)\n",
+                 ranks, workers, claimed_cores.size(), allowed_cores(), workers - claimed_cores.size());
+  }
+  return &claimed_cores;
 }
 
 void make_schedulers(process_runtime& rt, int ranks_here, int threads_per_rank, int first_rank) {
   char what[96];
   std::snprintf(what, sizeof what, "%d ranks x %d threads", ranks_here, threads_per_rank);
+  const core_claim* cores = claim_cores(rt.opts, ranks_here * threads_per_rank, 0, ranks_here * threads_per_rank,
+                                           first_rank, ranks_here);
   for (int i = 0; i < ranks_here; ++i) {
     sched_options so;
-    fit_to_cores(so, ranks_here * threads_per_rank, what);
+    fit_to_cores(so, ranks_here * threads_per_rank, ranks_here * threads_per_rank, what);
     so.threads = threads_per_rank;
-    so.pin = rt.opts.pin;
+    so.cores = cores;
     so.first_core = i * threads_per_rank;
     so.stack_size = rt.opts.stack_size;
     rt.local.push_back(std::make_unique<scheduler>(first_rank + i, so));
@@ -108,8 +156,8 @@ void start_smp(process_runtime& rt) {
   const runtime_options& o = rt.opts;
   rt.backend = "smp";
   rt.world_size = o.ranks;
-  const int cores = hardware_cores();
-  const int threads = o.threads > 0 ? o.threads : (cores / o.ranks > 0 ? cores / o.ranks : 1);
+  const int cores = allowed_cores();  // the ranks share this process's mask
+  const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.ranks);
   make_schedulers(rt, o.ranks, threads, 0);
   auto world = std::make_shared<smp_world>(o.ranks, threads);
   for (int r = 0; r < o.ranks; ++r) {
@@ -152,24 +200,35 @@ void start_mpi(process_runtime& rt) {
   rt.backend = "mpi";
   rt.world_size = t->size();
   rt.first_rank = t->rank();
-  const int cores = hardware_cores();
-  const int threads = rt.opts.threads > 0 ? rt.opts.threads : std::max(1, cores / std::max(1, t->local_size()));
+  // By default the node's cores are shared among its ranks, within what
+  // this process may use (a launcher's binding: its cores).
+  const int threads = rt.opts.threads > 0
+                          ? rt.opts.threads
+                          : std::max(1, std::min(allowed_cores(), hardware_cores() / std::max(1, t->local_size())));
   sched_options so;
   so.threads = threads;
-  so.pin = rt.opts.pin;
+  // A core of this process's mask per worker, claimed so that no other
+  // process of the node pins there: the node-local rank MPI reports cannot
+  // tell the node's processes apart in every launch (MPIR_CVAR_NOLOCAL=1
+  // makes every process alone on its node), and launchers hand processes
+  // masks of their own (mpiexec -bind-to, srun --cpu-bind, taskset).
+  so.cores = claim_cores(rt.opts, threads, t->local_rank() * threads, t->local_size() * threads, t->rank(), 1);
   so.poll_replaces_pause = true;  // an MPI progress call is a pause of its own (see sched_options)
-  so.first_core = t->local_rank() * threads;
   so.stack_size = rt.opts.stack_size;
   char what[96];
   std::snprintf(what, sizeof what, "%d ranks on this node x %d threads", t->local_size(), threads);
-  fit_to_cores(so, t->local_size() * threads, what);
+  fit_to_cores(so, t->local_size() * threads, threads, what);
   rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
   rt.abort_job = [](int code) { mpi_transport::abort_world(code); };
   // Worker-driven progress: a task's messages go to MPI as soon as it
   // ends or waits, not at the worker's next poll (mpi_transport::flush).
-  if (rt.opts.progress != "thread") t->attach_publisher(*rt.local[0]);
+  if (rt.opts.progress != "thread") {
+    t->attach_publisher(*rt.local[0]);
+    // Same-node senders wake this rank's sleeping workers (sched/sleep_slot.hpp).
+    if (sleep_slot* slot = t->node_sleep_slot()) rt.local[0]->sleep_in(*slot, true);
+  }
   rt.transports.push_back(std::move(t));
   wire_rank(rt, 0);
 }
@@ -257,6 +316,7 @@ void stop_backend(process_runtime& rt) {
   wait_smp_world_quiescent(rt);
 #endif
   for (auto& s : rt.local) s->stop();
+  claimed_cores = core_claim();  // the workers have ended: other processes may take the cores
   rt.stop_progress.store(true, std::memory_order_release);
   for (auto& th : rt.progress_threads) th.join();
   rt.progress_threads.clear();

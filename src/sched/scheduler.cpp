@@ -1,8 +1,6 @@
 #include "sched/scheduler.hpp"
 
-#include <linux/futex.h>
 #include <sched.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -21,16 +19,6 @@ namespace {
 thread_local worker* tls_worker = nullptr;
 thread_local scheduler* tls_home = nullptr;
 
-
-// Futex on a 32-bit atomic, with an optional timeout (std::atomic::wait has none).
-void futex_wait(std::atomic<std::uint32_t>& word, std::uint32_t expected, long timeout_ns) noexcept {
-  timespec ts{timeout_ns / 1000000000L, timeout_ns % 1000000000L};
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAIT_PRIVATE, expected,
-          timeout_ns > 0 ? &ts : nullptr, nullptr, 0);
-}
-void futex_wake(std::atomic<std::uint32_t>& word, int n) noexcept {
-  syscall(SYS_futex, reinterpret_cast<std::uint32_t*>(&word), FUTEX_WAKE_PRIVATE, n, nullptr, nullptr, 0);
-}
 
 // ---- fiber switching ---------------------------------------------------------
 
@@ -177,7 +165,7 @@ void scheduler::start() {
 void scheduler::worker_main(worker& w) {
   tls_worker = &w;
   tls_home = this;
-  if (opts_.pin) pin_this_thread(opts_.first_core + w.index);
+  if (opts_.cores != nullptr) opts_.cores->pin_this_thread(opts_.first_core + w.index);
   const alt_signal_stack signal_stack;  // a task that overflows its stack is reported from there
   w.thread_fiber = fiber_for_thread();
   fiber* f = take_fiber(w);
@@ -198,6 +186,10 @@ void scheduler::stop() {
   for (auto& w : workers_)
     if (w->thread.joinable()) w->thread.join();
   while (injectors_.load(std::memory_order_acquire) != 0) sched_yield();
+  // A shared slot goes away with its transport, which may end before this
+  // scheduler: nobody sleeps any more, so later wake-ups use the own slot.
+  slot_ = &own_slot_;
+  slot_shared_ = false;
 }
 
 void scheduler::inject(task_base* t) noexcept {
@@ -211,13 +203,13 @@ void scheduler::inject(task_base* t) noexcept {
 }
 
 void scheduler::wake_sleeper() noexcept {
-  epoch_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(epoch_, 1);
+  slot_->epoch.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(slot_->epoch, 1, slot_shared_);
 }
 
 void scheduler::wake_all() noexcept {
-  epoch_.fetch_add(1, std::memory_order_seq_cst);
-  futex_wake(epoch_, 1 << 30);
+  slot_->epoch.fetch_add(1, std::memory_order_seq_cst);
+  futex_wake(slot_->epoch, 1 << 30, slot_shared_);
 }
 
 bool scheduler::has_local_work(const worker& w) const noexcept {
@@ -299,37 +291,46 @@ task_base* scheduler::take_placed(worker& w, worker& from) noexcept {
 }
 
 bool scheduler::idle_wait(worker& w) noexcept {
-  // Spin (cheap, fast reaction), then give the core away, then sleep.
-  for (int i = 0; i < opts_.spin_rounds; ++i) {
-    if (has_visible_work() || !w.yielded.empty()) return false;
-    if (foreign_work != nullptr)
-      if (task_base* t = foreign_work(*this, w)) {
-        w.deque.push(t);
-        w.spawned.inc();
-        return false;
-      }
-    if (idle_poll && idle_poll()) return false;
-    if (!idle_poll || !opts_.poll_replaces_pause) cpu_relax();
-  }
-  for (int i = 0; i < opts_.yield_rounds; ++i) {
-    if (has_visible_work() || !w.yielded.empty()) return false;
-    if (idle_poll && idle_poll()) return false;
-    sched_yield();
+  // Spin (cheap, fast reaction), then give the core away, then sleep. A
+  // worker whose last sleep ran out with nothing for it goes straight back
+  // to sleep after one look: spinning after every nap kept the cores of an
+  // oversubscribed node busy with ranks that had nothing to do, away from
+  // the ranks that had.
+  if (!w.dozing) {
+    for (int i = 0; i < opts_.spin_rounds; ++i) {
+      if (has_visible_work() || !w.yielded.empty()) return false;
+      if (foreign_work != nullptr)
+        if (task_base* t = foreign_work(*this, w)) {
+          w.deque.push(t);
+          w.spawned.inc();
+          return false;
+        }
+      if (idle_poll && idle_poll()) return false;
+      if (!idle_poll || !opts_.poll_replaces_pause) cpu_relax();
+    }
+    for (int i = 0; i < opts_.yield_rounds; ++i) {
+      if (has_visible_work() || !w.yielded.empty()) return false;
+      if (idle_poll && idle_poll()) return false;
+      sched_yield();
+    }
   }
   if (stopping_.load(std::memory_order_acquire)) return true;
-  sleepers.fetch_add(1, std::memory_order_seq_cst);
+  slot_->sleepers.fetch_add(1, std::memory_order_seq_cst);
   heavy_fence();  // see wake_one
-  std::uint32_t e = epoch_.load(std::memory_order_seq_cst);
+  const std::uint32_t e = slot_->epoch.load(std::memory_order_seq_cst);
   // The last look covers everything a producer publishes before calling
   // wake_one: tasks (deques, injection queue) and incoming messages (poll).
-  if (!has_visible_work() && w.yielded.empty() && !(idle_poll && idle_poll()) &&
-      !stopping_.load(std::memory_order_seq_cst))
+  const bool found = has_visible_work() || !w.yielded.empty() || (idle_poll && idle_poll()) ||
+                     stopping_.load(std::memory_order_seq_cst);
+  if (!found)
     // With a poll hook (worker-driven progress) nap briefly instead, so
     // incoming messages are still noticed.
-    futex_wait(epoch_, e,
+    futex_wait(slot_->epoch, e,
                idle_poll || (foreign_work_expected != nullptr && foreign_work_expected(*this)) ? opts_.idle_nap_ns
-                                                                                               : 0L);
-  sleepers.fetch_sub(1, std::memory_order_seq_cst);
+                                                                                               : 0L,
+               slot_shared_);
+  slot_->sleepers.fetch_sub(1, std::memory_order_seq_cst);
+  w.dozing = !found && slot_->epoch.load(std::memory_order_relaxed) == e;
   return false;
 }
 

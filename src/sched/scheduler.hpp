@@ -14,15 +14,20 @@
 #include "sched/cpu_relax.hpp"
 #include "sched/fence.hpp"
 #include "sched/fiber.hpp"
+#include "sched/sleep_slot.hpp"
 #include "sched/ws_deque.hpp"
 #include "weft/detail/task.hpp"
 
 namespace weft::detail {
 
+class core_claim;
+
 struct sched_options {
   int threads = 1;
-  bool pin = true;
-  int first_core = 0;                    // worker i is pinned to core first_core + i
+  // Worker i is pinned to core first_core + i of `cores` (which outlives the
+  // workers); null: the workers run unpinned, inside the process's mask.
+  const core_claim* cores = nullptr;
+  int first_core = 0;
   std::size_t stack_size = 256 * 1024;   // per fiber, plus a guard page
   int spin_rounds = 20000;               // idle: polls before yielding the CPU
   int yield_rounds = 64;                 // idle: sched_yield rounds before sleeping
@@ -120,6 +125,7 @@ struct worker {
   task_base* held_placed = nullptr;
   std::uint64_t rng = 0;
   std::uint32_t polls = 0;  // find_work calls, to poll communication every 64th
+  bool dozing = false;      // its last sleep ran out unwoken, with nothing found (see idle_wait)
   std::thread thread;
   // Work items made runnable here / segments of work that ended here; the
   // rank is quiescent when the sums agree (see scheduler::quiescent).
@@ -165,10 +171,17 @@ class scheduler {
     // Pairs with the heavy_fence in idle_wait: either this load sees the
     // sleeper, or the sleeper's last check sees what the caller published.
     light_fence();
-    if (sleepers.load(std::memory_order_relaxed) > 0) [[unlikely]]
+    if (slot_->sleepers.load(std::memory_order_relaxed) > 0) [[unlikely]]
       wake_sleeper();
   }
   void wake_all() noexcept;
+  /// Idle workers sleep in `s` instead of the scheduler's own slot: memory
+  /// other processes map (`shared`), whose writers wake them there
+  /// (wake_shared_sleeper). Call before start(); `s` outlives the workers.
+  void sleep_in(sleep_slot& s, bool shared) noexcept {
+    slot_ = &s;
+    slot_shared_ = shared;
+  }
 
   /// No task queued or running on this rank (external threads aside).
   bool quiescent() const noexcept;
@@ -210,7 +223,6 @@ class scheduler {
   /// The oldest task placed on `from`, taken by worker `w` (its owner or an
   /// idle sibling); the rest of those placed tasks go onto w's deque.
   task_base* take_placed(worker& w, worker& from) noexcept;
-  std::atomic<int> sleepers{0};
 
  private:
   [[gnu::cold]] void wake_sleeper() noexcept;
@@ -223,7 +235,9 @@ class scheduler {
   task_queue injected_;
   std::atomic<std::uint64_t> injected_spawned_{0};
   std::atomic<int> injectors_{0};  // external threads inside inject(): stop() waits for them
-  std::atomic<std::uint32_t> epoch_{0};
+  sleep_slot own_slot_;
+  sleep_slot* slot_ = &own_slot_;  // where idle workers sleep (see sleep_in)
+  bool slot_shared_ = false;
   std::atomic<bool> stopping_{false};
 };
 

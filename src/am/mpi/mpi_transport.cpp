@@ -401,6 +401,10 @@ void mpi_transport::attach_publisher(scheduler& s) noexcept {
   publishing_ = true;
 }
 
+sleep_slot* mpi_transport::node_sleep_slot() noexcept {
+  return rings_ != nullptr ? &rings_->own_sleep_slot() : nullptr;
+}
+
 void mpi_transport::flush_now() {
   if (p_->queued.load(std::memory_order_acquire) == 0) return;
   std::unique_lock lock(lock_, std::try_to_lock);

@@ -35,6 +35,7 @@ namespace weft::detail {
 struct in_flight_send;
 struct mpi_recv_block;
 class node_rings;
+struct sleep_slot;
 
 /// What the runtime hands the transport, from its options (--weft:eager,
 /// --weft:coalesce, --weft:node-rings, --weft:mpi-chunk). The bounds are the
@@ -88,6 +89,9 @@ class mpi_transport final : public am_transport {
   /// worker-driven progress) and lets send() hand a task's first message
   /// to MPI itself.
   void attach_publisher(scheduler& s) noexcept;
+  /// Where this rank's idle workers should sleep so that ranks of this node
+  /// writing to its rings wake them (scheduler::sleep_in); null without rings.
+  sleep_slot* node_sleep_slot() noexcept;
 
   /// Sums three counters over all ranks (a non-blocking allreduce) while
   /// still progressing messages, so ranks that are not yet here get served.

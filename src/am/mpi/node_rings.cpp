@@ -30,15 +30,18 @@ node_rings::node_rings(MPI_Comm node, std::size_t capacity) : cap_(capacity) {
   MPI_Comm_rank(node_, &me_);
   MPI_Comm_size(node_, &n_);
   const std::size_t stride = sizeof(ring_header) + cap_;
-  const auto mine = static_cast<MPI_Aint>(stride * static_cast<std::size_t>(n_ - 1));
+  const auto mine = static_cast<MPI_Aint>(sizeof(sleep_slot) + stride * static_cast<std::size_t>(n_ - 1));
   MPI_Info info;
   MPI_Info_create(&info);
   MPI_Info_set(info, "alloc_shared_noncontig", "true");  // each rank's rings in its own pages
   void* base = nullptr;
   MPI_Win_allocate_shared(mine, 1, info, node_, &base, &win_);
   MPI_Info_free(&info);
-  // The rings this rank reads start empty; the barrier publishes that.
-  for (int p = 0; p < n_ - 1; ++p) new (static_cast<std::byte*>(base) + stride * static_cast<std::size_t>(p)) ring_header;
+  // The sleep slot, then the rings this rank reads, empty; the barrier
+  // publishes that.
+  own_slot_ = new (base) sleep_slot;
+  auto* rings = static_cast<std::byte*>(base) + sizeof(sleep_slot);
+  for (int p = 0; p < n_ - 1; ++p) new (rings + stride * static_cast<std::size_t>(p)) ring_header;
   MPI_Barrier(node_);
   out_.resize(static_cast<std::size_t>(n_));
   in_.resize(static_cast<std::size_t>(n_));
@@ -48,9 +51,10 @@ node_rings::node_rings(MPI_Comm node, std::size_t capacity) : cap_(capacity) {
     int unit = 0;
     void* theirs = nullptr;
     MPI_Win_shared_query(win_, peer, &size, &unit, &theirs);
-    auto* out = static_cast<std::byte*>(theirs) + stride * static_cast<std::size_t>(slot(peer, me_));
-    auto* in = static_cast<std::byte*>(base) + stride * static_cast<std::size_t>(slot(me_, peer));
-    out_[static_cast<std::size_t>(peer)] = out_ring{reinterpret_cast<ring_header*>(out), out + sizeof(ring_header)};
+    auto* out = static_cast<std::byte*>(theirs) + sizeof(sleep_slot) + stride * static_cast<std::size_t>(slot(peer, me_));
+    auto* in = rings + stride * static_cast<std::size_t>(slot(me_, peer));
+    out_[static_cast<std::size_t>(peer)] =
+        out_ring{reinterpret_cast<ring_header*>(out), static_cast<sleep_slot*>(theirs), out + sizeof(ring_header)};
     in_[static_cast<std::size_t>(peer)] = in_ring{reinterpret_cast<ring_header*>(in), in + sizeof(ring_header)};
   }
 }
@@ -82,6 +86,7 @@ bool node_rings::try_write(int to, const std::byte* bytes, std::size_t n) noexce
   std::memcpy(r.data + at + record_prefix, bytes, n);
   r.tail = t + need;
   r.h->tail.store(r.tail, std::memory_order_release);  // the bytes above become the reader's
+  wake_shared_sleeper(*r.reader);
   return true;
 }
 

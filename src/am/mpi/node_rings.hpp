@@ -12,6 +12,11 @@
 // Matching, request objects and their completion, which MPI needs for any
 // message, are not needed here: an eager frame is complete once copied.
 //
+// Each rank's segment starts with the sleep slot its idle workers sleep in
+// (sched/sleep_slot.hpp): a writer wakes the reader's sleepers there after
+// each record, so a message to a rank whose workers sleep is handled at
+// once, not when their nap ends.
+//
 // The memory comes from MPI_Win_allocate_shared over the node's ranks (each
 // rank holds the rings it reads from, so its reads are local), found by the
 // others with MPI_Win_shared_query. Constructing and destroying are
@@ -23,6 +28,8 @@
 #include <vector>
 
 #include <mpi.h>
+
+#include "sched/sleep_slot.hpp"
 
 namespace weft::detail {
 
@@ -42,6 +49,8 @@ class node_rings {
   /// Appends one record of n bytes to the ring read by local rank `to`;
   /// false (nothing written) when the ring has no room for it now.
   bool try_write(int to, const std::byte* data, std::size_t n) noexcept;
+  /// Where this rank's idle workers sleep so that writers wake them.
+  sleep_slot& own_sleep_slot() noexcept { return *own_slot_; }
   /// The oldest unread record from local rank `from`, or an empty span.
   /// Sets `corrupt` when the ring holds a length that cannot be.
   std::span<const std::byte> peek(int from, bool& corrupt) noexcept;
@@ -52,6 +61,7 @@ class node_rings {
   struct ring_header;
   struct out_ring {  // this rank writes, the peer reads
     ring_header* h = nullptr;
+    sleep_slot* reader = nullptr;   // where the peer's workers sleep
     std::byte* data = nullptr;
     std::uint64_t tail = 0;         // our copy of h->tail
     std::uint64_t head_seen = 0;    // h->head when last read (room is rechecked only when short)
@@ -70,6 +80,7 @@ class node_rings {
   MPI_Win win_ = MPI_WIN_NULL;
   int me_ = 0, n_ = 1;
   std::size_t cap_ = 0;
+  sleep_slot* own_slot_ = nullptr;
   std::vector<out_ring> out_;  // by local rank (own entry unused)
   std::vector<in_ring> in_;
 };
