@@ -188,8 +188,11 @@ void scheduler::stop() {
   while (injectors_.load(std::memory_order_acquire) != 0) sched_yield();
   // A shared slot goes away with its transport, which may end before this
   // scheduler: nobody sleeps any more, so later wake-ups use the own slot.
-  slot_ = &own_slot_;
-  slot_shared_ = false;
+  // (Written only when shared: threads of other ranks may still read it.)
+  if (slot_ != &own_slot_) {
+    slot_ = &own_slot_;
+    slot_shared_ = false;
+  }
 }
 
 void scheduler::inject(task_base* t) noexcept {
