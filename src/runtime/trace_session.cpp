@@ -48,6 +48,9 @@ void start_trace(process_runtime& rt) {
   g_first_rank = rt.first_rank;
   g_world_size = rt.world_size;
   g_backend = rt.backend;
+  std::vector<std::pair<int, int>> ranks;
+  for (auto& s : rt.local) ranks.emplace_back(s->rank(), s->num_workers());
+  trace::set_local_ranks(std::move(ranks));
   trace::start(static_cast<std::size_t>(rt.opts.trace_limit), rt.first_rank);
   trace::name_this_thread("main thread");
 }

@@ -18,6 +18,9 @@ struct thread_buffer {
   std::vector<record> records;
   std::uint64_t dropped = 0;
   std::ptrdiff_t open = -1;  // index of the interval running now, -1: none
+  // The kind the next fresh interval gets (a stolen task, taken before it
+  // runs), task: none.
+  kind next = kind::task;
 };
 
 /// Threads that are not workers get tids from here on (per rank).

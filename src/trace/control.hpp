@@ -4,6 +4,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace weft::trace {
@@ -26,6 +27,9 @@ void set_clock_offset(int rank, std::int64_t offset_ns, std::int64_t rtt_ns);
 /// The part file of the ranks in this process: PATH.rank-R.part, R the
 /// first of them.
 std::string part_path(const std::string& path, int rank);
+/// The ranks of this process and each one's worker count: every worker gets
+/// its row, also one that recorded nothing. Set before writing.
+void set_local_ranks(std::vector<std::pair<int, int>> rank_workers);
 /// Writes every event recorded in this process to `part` (written under a
 /// temporary name and renamed, so a reader never sees half a part).
 /// Returns false (with a message on stderr) when it cannot.

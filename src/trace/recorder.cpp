@@ -1,9 +1,8 @@
 #include "trace/recorder.hpp"
 
-#include <time.h>
-
 #include <map>
 #include <mutex>
+#include <utility>
 
 #include "trace/buffers.hpp"
 #include "trace/control.hpp"
@@ -34,8 +33,9 @@ thread_buffer* make_buffer(const char* name) {
     // weft's only threads besides workers and the main thread.
     b->name = name != nullptr ? name : "progress thread";
   }
-  // Room for the first events; vector growth is amortised over the rest.
-  b->records.reserve(std::min<std::size_t>(limit, 4096));
+  // Reserved up front so recording never copies the buffer (pages are
+  // committed only as events fill them); very large limits grow past this.
+  b->records.reserve(std::min<std::size_t>(limit, std::size_t{1} << 22));
   registry.push_back(std::move(b));
   return registry.back().get();
 }
@@ -59,12 +59,6 @@ record* push(thread_buffer& b) noexcept {
 
 }  // namespace
 
-std::uint64_t now() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
-
 namespace impl {
 
 void begin(label l) noexcept {
@@ -74,6 +68,7 @@ void begin(label l) noexcept {
   // into the resumed task: the resumed task takes its record.
   record* r = b.open >= 0 ? &b.records[static_cast<std::size_t>(b.open)] : push(b);
   if (r == nullptr) return;
+  if (l.fn == nullptr && l.what == kind::task) l.what = std::exchange(b.next, kind::task);
   *r = record{t, 0, reinterpret_cast<std::uintptr_t>(l.fn), 0, -1, record_type::interval,
               static_cast<std::uint8_t>(l.what), 0};
   b.open = r - b.records.data();
@@ -104,6 +99,7 @@ void comm(record_type type, int peer, std::uint8_t what, std::uint64_t key, std:
 
 void steal(int victim_rank, int victim_worker) noexcept {
   thread_buffer& b = buffer();
+  b.next = kind::stolen_task;  // the thief runs it next
   if (record* r = push(b))
     *r = record{now(), 0, 0, static_cast<std::uint64_t>(victim_worker), victim_rank, record_type::steal, 0, 0};
 }

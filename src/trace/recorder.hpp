@@ -8,6 +8,7 @@
 #pragma once
 #include <cstddef>
 #include <cstdint>
+#include <ctime>
 
 namespace weft::trace {
 
@@ -45,8 +46,12 @@ struct record {
 };
 static_assert(sizeof(record) == 40);
 
-/// Nanoseconds of CLOCK_MONOTONIC.
-std::uint64_t now() noexcept;
+/// Nanoseconds of CLOCK_MONOTONIC (inline: read twice per task interval).
+inline std::uint64_t now() noexcept {
+  timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
+}
 
 /// Who the calling thread is: its rank and worker index (worker < 0: not a
 /// worker). Installed by the scheduler; the recorder asks once per thread.
@@ -82,7 +87,8 @@ inline void name_running(kind k, const void* fn = nullptr) noexcept {
   if (enabled) [[unlikely]]
     impl::name_running(k, fn);
 }
-/// A steal of a task from worker `victim_worker` of rank `victim_rank`.
+/// A steal of a task from worker `victim_worker` of rank `victim_rank`; the
+/// next task interval of the calling thread is that task's.
 inline void stolen_from(int victim_rank, int victim_worker) noexcept {
   if (enabled) [[unlikely]]
     impl::steal(victim_rank, victim_worker);

@@ -36,6 +36,7 @@ struct clock_estimate {
 };
 std::mutex offsets_mutex;
 std::map<int, clock_estimate> offsets;
+std::vector<std::pair<int, int>> local_ranks;  // (rank, workers)
 
 const char* kind_name(std::uint8_t k) {
   static const char* const names[] = {"task", "remote call", "forked task", "stolen task", "target kernel",
@@ -184,6 +185,8 @@ void set_clock_offset(int rank, std::int64_t offset_ns, std::int64_t rtt_ns) {
   offsets[rank] = {offset_ns, rtt_ns};
 }
 
+void set_local_ranks(std::vector<std::pair<int, int>> rank_workers) { local_ranks = std::move(rank_workers); }
+
 std::string part_path(const std::string& path, int rank) { return path + ".rank-" + std::to_string(rank) + ".part"; }
 
 bool write_part(const std::string& part, int world_size, const std::string& backend) noexcept {
@@ -199,6 +202,7 @@ bool write_part(const std::string& part, int world_size, const std::string& back
               [](const thread_buffer* a, const thread_buffer* b) { return std::tie(a->rank, a->tid) < std::tie(b->rank, b->tid); });
     // First line: one metadata object per rank of this process.
     std::map<int, std::pair<std::uint64_t, std::uint64_t>> counts;  // rank -> events, dropped
+    for (auto [rank, workers] : local_ranks) counts[rank];
     for (thread_buffer* b : buffers) {
       counts[b->rank].first += b->records.size();
       counts[b->rank].second += b->dropped;
@@ -223,6 +227,12 @@ bool write_part(const std::string& part, int world_size, const std::string& back
     for (auto& [rank, c] : counts)
       std::fprintf(f, "{\"ph\":\"M\",\"name\":\"process_name\",\"pid\":%d,\"args\":{\"name\":\"rank %d\"}}\n", rank,
                    rank);
+    // Rows of workers that recorded nothing (they were idle throughout).
+    for (auto [rank, workers] : local_ranks)
+      for (int w = 0; w < workers; ++w)
+        if (std::none_of(buffers.begin(), buffers.end(), [&](const thread_buffer* b) { return b->rank == rank && b->tid == w; }))
+          std::fprintf(f, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":\"worker %d\"}}\n",
+                       rank, w, w);
     const auto ids = message_ids(buffers);
     part_writer w(f);
     for (thread_buffer* b : buffers) w.buffer(*b, ids);
