@@ -48,6 +48,7 @@ void start_trace(process_runtime& rt) {
   g_first_rank = rt.first_rank;
   g_world_size = rt.world_size;
   g_backend = rt.backend;
+  g_part_written.store(false);
   std::vector<std::pair<int, int>> ranks;
   for (auto& s : rt.local) ranks.emplace_back(s->rank(), s->num_workers());
   trace::set_local_ranks(std::move(ranks));

@@ -17,7 +17,12 @@ std::map<int, int> others_per_rank;  // non-worker threads seen per rank
 std::size_t limit = std::size_t{1} << 20;
 int default_rank = 0;
 
+// Bumped by every start(): a thread's buffer from an earlier runtime (the
+// main thread's, after finalize and init) is not used again.
+std::uint64_t generation = 0;
+
 thread_local thread_buffer* tls_buffer = nullptr;
+thread_local std::uint64_t tls_generation = 0;
 
 thread_buffer* make_buffer(const char* name) {
   auto b = std::make_unique<thread_buffer>();
@@ -44,8 +49,10 @@ thread_buffer* make_buffer(const char* name) {
 // address must be computed afresh on every call.
 [[gnu::noinline]] thread_buffer& buffer() {
   thread_buffer* b = tls_buffer;
-  if (b == nullptr) [[unlikely]]
+  if (b == nullptr || tls_generation != generation) [[unlikely]] {
     b = tls_buffer = make_buffer(nullptr);
+    tls_generation = generation;
+  }
   return *b;
 }
 
@@ -63,6 +70,10 @@ namespace impl {
 
 void begin(label l) noexcept {
   thread_buffer& b = buffer();
+  if (b.open < 0 && b.records.size() >= limit) [[unlikely]] {
+    ++b.dropped;  // without reading the clock
+    return;
+  }
   const std::uint64_t t = now();
   // An interval still open here is a resumption item that jumped straight
   // into the resumed task: the resumed task takes its record.
@@ -107,15 +118,24 @@ void steal(int victim_rank, int victim_worker) noexcept {
 }  // namespace impl
 
 void start(std::size_t events_per_thread, int process_rank) {
+  {
+    std::lock_guard lock(registry_mutex);
+    registry.clear();  // an earlier runtime's, written already; its threads are gone
+    others_per_rank.clear();
+  }
+  ++generation;
   limit = events_per_thread;
   default_rank = process_rank;
-  enabled = true;
+  enabled.store(true, std::memory_order_relaxed);
 }
 
-void stop() noexcept { enabled = false; }
+void stop() noexcept { enabled.store(false, std::memory_order_relaxed); }
 
 void name_this_thread(const char* name) {
-  if (tls_buffer == nullptr) tls_buffer = make_buffer(name);
+  if (tls_buffer == nullptr || tls_generation != generation) {
+    tls_buffer = make_buffer(name);
+    tls_generation = generation;
+  }
 }
 
 std::vector<thread_buffer*> all_buffers() {

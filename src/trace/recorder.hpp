@@ -1,20 +1,23 @@
 // Internal: the timeline recorder behind --weft:trace. Each thread records
 // into a buffer of its own (fixed-size records, no lock on the hot path);
-// names and JSON are made only when the file is written (writer.hpp).
+// names and JSON are made only when the file is written (control.hpp).
 //
-// Every hook is an inline check of `enabled` (set before any worker starts,
-// read-only afterwards) and a call that is not inlined: with tracing off an
-// event costs one predictable branch.
+// Every hook is an inline relaxed load of `enabled` and a call that is not
+// inlined: with tracing off an event costs one predictable branch.
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <ctime>
 
 namespace weft::trace {
 
-/// True while the recorder runs. Written only before the workers start and
-/// after they stopped (thread creation and join order those accesses).
-inline bool enabled = false;
+/// True while the recorder runs. Set before the workers start, cleared after
+/// they stopped (or on a failure path); atomic because a progress thread
+/// may already run when it is set. Relaxed loads: a plain load on x86.
+inline std::atomic<bool> enabled{false};
+/// The test every hook makes first.
+inline bool on() noexcept { return enabled.load(std::memory_order_relaxed); }
 
 /// What a task interval ran, when no function names it.
 enum class kind : std::uint8_t { task, remote_call, forked_task, stolen_task, target_kernel, collective };
@@ -72,25 +75,25 @@ void steal(int victim_rank, int victim_worker) noexcept;
 /// A task interval starts on the calling thread (a fresh task: no label
 /// yet; a resumed one: the label its suspension returned).
 inline void interval_begin(label l = {}) noexcept {
-  if (enabled) [[unlikely]]
+  if (on()) [[unlikely]]
     impl::begin(l);
 }
 /// The calling thread's interval ends; returns its label, for a resumption.
 inline label interval_end() noexcept {
-  if (enabled) [[unlikely]]
+  if (on()) [[unlikely]]
     return impl::end();
   return {};
 }
 /// Names the interval running on the calling thread (a layer's task says
 /// what it is at its start).
 inline void name_running(kind k, const void* fn = nullptr) noexcept {
-  if (enabled) [[unlikely]]
+  if (on()) [[unlikely]]
     impl::name_running(k, fn);
 }
 /// A steal of a task from worker `victim_worker` of rank `victim_rank`; the
 /// next task interval of the calling thread is that task's.
 inline void stolen_from(int victim_rank, int victim_worker) noexcept {
-  if (enabled) [[unlikely]]
+  if (on()) [[unlikely]]
     impl::steal(victim_rank, victim_worker);
 }
 
@@ -107,7 +110,7 @@ class message_scope {
  public:
   template <class Describe>
   message_scope(record_type type, int peer, Describe&& describe) noexcept {
-    if (enabled) [[unlikely]] {
+    if (on()) [[unlikely]] {
       info_ = describe();
       type_ = type;
       peer_ = peer;
