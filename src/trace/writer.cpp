@@ -147,12 +147,24 @@ class part_writer {
                        h.c_str(), r.b);
           break;
         }
-        case record_type::steal:
+        case record_type::steal: {
           std::fprintf(f_,
                        "{\"ph\":\"i\",\"s\":\"t\",\"cat\":\"steal\",\"name\":\"steal\",\"pid\":%d,\"tid\":%d,"
                        "\"ts\":%.3f,\"args\":{\"from_rank\":%d,\"from_worker\":%" PRIu64 "}}\n",
                        b.rank, b.tid, ts, r.peer, r.b);
+          // An arrow from the victim's row (inside the task it was running)
+          // to the stolen task's interval, which follows on the thief's row.
+          const std::uint64_t id = flow_id(b.rank, b.tid, r.t, 0x5ea1);
+          std::fprintf(f_,
+                       "{\"ph\":\"s\",\"cat\":\"steal\",\"name\":\"steal\",\"id\":%" PRIu64
+                       ",\"pid\":%d,\"tid\":%" PRIu64 ",\"ts\":%.3f}\n",
+                       id, r.peer, r.b, ts);
+          std::fprintf(f_,
+                       "{\"ph\":\"f\",\"cat\":\"steal\",\"name\":\"steal\",\"id\":%" PRIu64
+                       ",\"pid\":%d,\"tid\":%d,\"ts\":%.3f}\n",
+                       id, b.rank, b.tid, ts);
           break;
+        }
       }
     }
   }
