@@ -18,6 +18,7 @@
 #include <fstream>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <tuple>
 #include <unordered_map>
@@ -181,12 +182,15 @@ class part_writer {
   std::string name_of(const record& r) {
     if (r.a == 0) return kind_name(r.what);
     auto [it, fresh] = names_.try_emplace(r.a);
-    if (fresh) it->second = symbols_.name_of(reinterpret_cast<const void*>(r.a));
+    if (fresh) {
+      if (!symbols_) symbols_.emplace();  // read the symbol table only when something needs a name
+      it->second = symbols_->name_of(reinterpret_cast<const void*>(r.a));
+    }
     return it->second.empty() ? kind_name(r.what) : it->second;
   }
 
   std::FILE* f_;
-  symbol_table symbols_;
+  std::optional<symbol_table> symbols_;
   std::unordered_map<std::uint64_t, std::string> names_;
 };
 
