@@ -7,6 +7,9 @@
 #   scripts/main.sh            # the comparison (a few minutes on 2 cores)
 #   scripts/main.sh --quick    # a coarse sweep (smoke run, well under a minute)
 #
+# It ends by tracing one small run of each weft implementation
+# (out/trace_<impl>.json and .png, docs/TRACING.md) and printing summaries.
+#
 # Panels: (a) stencil_1d with the compute_bound kernel, (b) the same graph
 # with load_imbalance at imbalance 1.0; then each implementation's step
 # overhead in (b) at 16 x METG(mpi), from task traces, and the paired
@@ -104,3 +107,13 @@ tools/metg plot --panel out/metg_compute --panel out/metg_imbalance --panel out/
   --title "Task Bench METG(50%) on $cores cores: weft vs MPI" --out out/metg.png
 echo "plot: out/metg.png   data: out/metg_compute/, out/metg_imbalance/, out/metg_wide_imbalance/"
 echo "      (metg.csv, metg.json, logs/), out/gaps_imbalance.txt, out/pairs_*.txt"
+echo
+echo "== timelines: one small run of each weft implementation with --weft:trace (docs/TRACING.md)"
+for impl in spmd dataflow forkjoin futures; do
+  if [ "$impl" = dataflow ]; then layout=(--weft:ranks=1 --weft:threads="$cores"); else layout=(--weft:ranks="$cores" --weft:threads=1); fi
+  "$b/weft/taskbench_weft" -impl "$impl" "${layout[@]}" --weft:trace="out/trace_$impl.json" \
+    -type stencil_1d -steps 50 -width "$cores" -kernel load_imbalance -imbalance 1.0 -iter 1024 >/dev/null
+  echo "-- $impl: out/trace_$impl.json, out/trace_$impl.png"
+  tools/trace summary "out/trace_$impl.json" --top 5
+  tools/trace plot "out/trace_$impl.json" -o "out/trace_$impl.png" --title "taskbench_weft -impl $impl" >/dev/null
+done

@@ -39,6 +39,13 @@ struct call_header {
   std::abort();
 }
 
+/// The code that names a call on a timeline: the function it calls, or for
+/// a function object the invoker instantiated for its type.
+const void* action_code(const resolved_action& a) noexcept {
+  if (a.target != nullptr) return reinterpret_cast<const void*>(a.target);
+  return reinterpret_cast<const void*>(a.record->invoke);
+}
+
 /// A received call, run as a task on the destination rank.
 struct call_task final : task_base, pooled {
   rank_comm* comm;
@@ -57,6 +64,7 @@ struct call_task final : task_base, pooled {
     } catch (const std::exception& e) {
       fatal_from("invalid remote call", msg.source, e.what());
     }
+    trace::name_running(trace::kind::remote_call, action_code(action));
     if (h.reply_token == 0) {
       try {
         action.invoke(in, nullptr);
@@ -101,6 +109,7 @@ rank_comm& current_comm() {
 
 void am_dispatch(void* ctx, am_message&& m) {
   auto& comm = *static_cast<rank_comm*>(ctx);
+  const trace::message_scope traced(trace::record_type::receive, m.source, [&] { return trace_info(m); });
   switch (m.handler) {
     case am_handler::call: {
       auto* t = new call_task;

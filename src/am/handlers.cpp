@@ -3,6 +3,8 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include "trace/recorder.hpp"
+
 namespace weft::detail {
 
 // Zero-initialized before any dynamic initialization, so registrations from
@@ -25,6 +27,7 @@ am_handler register_am_handler(unsigned id, const char* layer, am_handler_fn fn)
   }
   am_handler_table[id] = fn;
   g_layer_of[id] = layer;
+  trace::message_kind_names[id] = layer;
   return static_cast<am_handler>(id);
 }
 

@@ -14,8 +14,25 @@
 #include "am/layer_state.hpp"
 #include "am/message.hpp"
 #include "sched/scheduler.hpp"
+#include "trace/recorder.hpp"
 
 namespace weft::detail {
+
+/// What the trace records of a message: its size, and a key of its content
+/// that the receiver computes alike (the trace pairs sends with receives by
+/// it; trace/writer.cpp says how). The header holds what tells messages
+/// apart (reply tokens, addresses); the first body bytes, the arguments.
+inline trace::message_info trace_info(const am_message& m) noexcept {
+  const auto header = m.header_bytes();
+  const auto body = m.body_bytes();
+  std::uint64_t bytes = header.size() + body.size();
+  for (std::size_t i = 0; i < m.bulk_count(); ++i) bytes += m.bulk_segment(i).size();
+  std::uint64_t key = trace::mix_bytes(0xcbf29ce484222325ull, &m.handler, 1);
+  key = trace::mix_bytes(key, header.data(), header.size());
+  key = trace::mix_bytes(key, &bytes, sizeof bytes);
+  key = trace::mix_bytes(key, body.data(), body.size() < 32 ? body.size() : 32);
+  return {key, bytes, static_cast<std::uint8_t>(m.handler)};
+}
 
 struct rank_comm {
   /// Also makes the context findable by in_process_comm(r) while it lives.
@@ -38,6 +55,7 @@ struct rank_comm {
     if (dest < 0 || dest >= nranks) [[unlikely]]
       no_such_rank(dest);
     m.source = rank;
+    const trace::message_scope traced(trace::record_type::send, dest, [&] { return trace_info(m); });
     if (worker* w = current_worker(); w != nullptr && w->sched == sched)
       w->messages_sent.inc();
     else

@@ -8,6 +8,7 @@
 
 #include "forkjoin/state.hpp"
 #include "sched/scheduler.hpp"
+#include "trace/recorder.hpp"
 #include "weft/pgas.hpp"
 
 namespace weft::detail::fj {
@@ -28,14 +29,15 @@ int pick(const V& v) noexcept {
   return v[static_cast<std::size_t>(next_random() % v.size())];
 }
 
-/// Tries every deque of `set`, starting at a random one, for a task of `root`.
-bool steal_from(deque_set& set, task_entry& out, std::uint64_t root) noexcept {
+/// Tries every deque of `set`, starting at a random one, for a task of
+/// `root`. Returns the worker it took one from, or -1.
+int steal_from(deque_set& set, task_entry& out, std::uint64_t root) noexcept {
   const int n = set.workers.load(std::memory_order_acquire);
-  if (n <= 0) return false;
+  if (n <= 0) return -1;
   const int start = static_cast<int>(next_random() % static_cast<std::uint64_t>(n));
   for (int k = 0; k < n; ++k)
-    if (set.deque((start + k) % n).steal(out, root)) return true;
-  return false;
+    if (set.deque((start + k) % n).steal(out, root)) return (start + k) % n;
+  return -1;
 }
 
 bool looks_empty(deque_set& set) noexcept {
@@ -55,7 +57,8 @@ task_base* steal_on_node(fj_rank& me, std::uint64_t root) noexcept {
   thread_local unsigned attempts = 0;
   const bool timed = !looks_empty(*set) || (++attempts & 15) == 0;
   const std::int64_t t0 = timed ? now_ns() : 0;
-  const bool ok = steal_from(*set, e, root);
+  const int victim_worker = steal_from(*set, e, root);
+  const bool ok = victim_worker >= 0;
   const auto spent = timed ? static_cast<std::uint64_t>(now_ns() - t0) : 0;
   counters& c = me.stats;
   (ok ? c.from_node : c.failed).fetch_add(1, std::memory_order_relaxed);
@@ -63,6 +66,7 @@ task_base* steal_on_node(fj_rank& me, std::uint64_t root) noexcept {
     (ok ? c.node_timed : c.failed_timed).fetch_add(1, std::memory_order_relaxed);
     (ok ? c.node_ns : c.failed_ns).fetch_add(spent, std::memory_order_relaxed);
   }
+  if (ok) trace::stolen_from(victim, victim_worker);
   return ok ? make_stolen_task(e) : nullptr;
 }
 
@@ -109,7 +113,7 @@ const bool hooked = [] {
 }  // namespace
 
 bool steal_for_remote(fj_rank& me, task_entry& out, std::uint64_t root) noexcept {
-  return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out, root);
+  return me.ready.load(std::memory_order_acquire) && steal_from(*me.mine, out, root) >= 0;
 }
 
 }  // namespace weft::detail::fj

@@ -11,6 +11,7 @@
 #include "am/rank_comm.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/scheduler.hpp"
+#include "trace/recorder.hpp"
 
 namespace weft::detail {
 
@@ -135,6 +136,7 @@ void cpu_device::run_kernel(const std::function<void()>& kernel) {
   kernels_
       .submit([&] {
         publish_sends_now();  // what this rank sent meanwhile leaves before the kernel holds the worker
+        trace::name_running(trace::kind::target_kernel);
         try {
           kernel();
         } catch (...) {

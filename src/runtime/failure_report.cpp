@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "runtime/runtime_state.hpp"
+#include "runtime/trace_session.hpp"
 #include "sched/stack_fault.hpp"
 #include "weft/runtime.hpp"
 
@@ -33,6 +34,7 @@ bool running() noexcept { return runtime_state() != nullptr; }
 /// Ends the job with `code` after a report: on mpi the others are ended too
 /// (abort_job), on smp every rank is in this process.
 [[noreturn]] void end_job(int code) noexcept {
+  write_trace_after_failure();
   if (process_runtime* rt = runtime_state(); rt != nullptr && rt->abort_job) rt->abort_job(code);
   std::_Exit(code);
 }

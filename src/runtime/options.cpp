@@ -168,6 +168,13 @@ const std::vector<option_def>& table() {
                  "offload: CPU devices per rank (every rank must have the same number)"),
       size_option("cpu-device-memory", &o::cpu_device_memory, 4 * KiB, std::size_t{1} << 40,
                   "offload: bytes of memory of each CPU device"),
+      {"trace", "PATH; default none",
+       "write a timeline of every rank and worker to PATH (Chrome Trace Event JSON, for Perfetto; "
+       "docs/TRACING.md); on mpi PATH must be on a file system every rank sees",
+       [](runtime_options& opts, const std::string& v) { opts.trace = v; }},
+      int_option("trace-limit", &o::trace_limit, 1, 1 << 30, "1048576",
+                 "trace: most events recorded per thread (40 bytes each); later ones are counted as dropped in "
+                 "the file's metadata"),
   };
   static_assert(max_ring_bytes == max_eager_message, "the node-rings help text names 16M");
   return t;

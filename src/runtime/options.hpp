@@ -75,6 +75,10 @@ struct runtime_options {
   // memory.
   int cpu_devices = 1;
   std::size_t cpu_device_memory = std::size_t{1} << 30;
+  // trace: the file a timeline of the whole job is written to (empty: no
+  // trace), and the most events each thread records (docs/TRACING.md).
+  std::string trace;
+  int trace_limit = 1 << 20;
 };
 
 class option_error : public std::runtime_error {

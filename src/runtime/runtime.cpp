@@ -13,6 +13,7 @@
 #include "runtime/malloc_tuning.hpp"
 #include "runtime/options.hpp"
 #include "runtime/runtime_state.hpp"
+#include "runtime/trace_session.hpp"
 #include "rma/rank_state.hpp"
 #include "sched/fence.hpp"
 #include "sched/scheduler.hpp"
@@ -31,6 +32,7 @@ std::mutex g_init_mutex;
   std::fprintf(stderr, "weft: rank %d: %s\n", weft::rank(), message);
   std::fflush(stderr);
   std::fflush(stdout);
+  write_trace_after_failure();
   if (g_runtime && g_runtime->abort_job) g_runtime->abort_job(1);
   std::_Exit(1);
 }
@@ -71,7 +73,9 @@ void init(int& argc, char** argv) {
   install_failure_handlers();  // after the backend: replaces MPI's (UCX's) crash handlers
   home_scheduler() = g_runtime->local[0].get();
   start_layers(*g_runtime);  // e.g. every rank's pgas heap exists before any task runs
+  start_trace(*g_runtime);
   for (auto& s : g_runtime->local) s->start();
+  sync_trace_clocks(*g_runtime);
 }
 
 void finalize() {
@@ -84,6 +88,7 @@ void finalize() {
   }
   stop_backend(*g_runtime);  // global quiescence, then workers stop
   stop_layers(*g_runtime);   // nothing reaches their state any more
+  finish_trace(*g_runtime);
   home_scheduler() = nullptr;
   g_runtime.reset();
 }

@@ -10,6 +10,7 @@
 
 #include "sched/stack_fault.hpp"
 #include "sched/topology.hpp"
+#include "trace/recorder.hpp"
 #include "weft/detail/future_state.hpp"
 
 namespace weft::detail {
@@ -88,8 +89,10 @@ void switch_to_fresh(worker* w, switch_action& act) noexcept {
   fiber* next = take_fiber(*w);
   fiber_prepare(next, &fiber_main);
   w->current = next;
+  const trace::label suspended = trace::interval_end();  // kept on this fiber's stack until it resumes
   bctx::transfer_t t = fiber_jump(self, next, &act, false);
   after_switch(t);  // resumed, possibly on another worker
+  trace::interval_begin(suspended);
 }
 
 void resume_fiber(task_base* t) noexcept {
@@ -117,7 +120,9 @@ void resume_fiber(task_base* t) noexcept {
       }
       continue;
     }
+    trace::interval_begin();
     item->run(item);
+    trace::interval_end();
     worker* done_on = current_worker();  // the task may have moved to another worker
     publish_sends(*done_on);
     done_on->finished.inc();
@@ -140,11 +145,24 @@ bool (*foreign_work_expected)(scheduler& s) noexcept = nullptr;
 
 [[gnu::noinline]] scheduler*& home_scheduler() noexcept { return tls_home; }
 
+namespace {
+/// The trace recorder's question: which rank and worker is this thread.
+void identify_for_trace(int& rank, int& index) noexcept {
+  if (worker* w = current_worker()) {
+    rank = w->sched->rank();
+    index = w->index;
+  } else if (scheduler* s = home_scheduler()) {
+    rank = s->rank();
+  }
+}
+}  // namespace
+
 // ---- scheduler ---------------------------------------------------------------
 
 scheduler::scheduler(int rank, const sched_options& opts) : rank_(rank), opts_(opts) {
   if (opts_.threads < 1) opts_.threads = 1;
   enable_asymmetric_fences();  // before any worker runs light_fence
+  trace::identify_thread = &identify_for_trace;
   for (int i = 0; i < opts_.threads; ++i) {
     workers_.push_back(std::make_unique<worker>(this, i, opts_.stack_size));
     workers_.back()->rng = 0x9e3779b97f4a7c15ULL * static_cast<std::uint64_t>(i + 1) + static_cast<std::uint64_t>(rank);

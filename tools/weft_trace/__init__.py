@@ -1,0 +1,1 @@
+"""Reading, summarising and plotting weft's --weft:trace files."""
