@@ -24,6 +24,12 @@ namespace {
 
 constexpr int tag_eager = 1;
 constexpr int tag_bulk = 2;
+/// Never sent: probing for it finds nothing, so MPI makes a progress pass
+/// (mpi_transport::keep_mpi_moving).
+constexpr int tag_never_sent = 3;
+/// Most progress passes a rank whose rings carry all its eager traffic
+/// makes without entering MPI (mpi_transport::keep_mpi_moving).
+constexpr int passes_between_mpi_calls = 16;
 
 // Wire layout: an eager MPI message is a sequence of frames, one per active
 // message. A frame: prefix (a long body adds its length), header bytes,
@@ -783,6 +789,8 @@ bool mpi_transport::progress_locked() {
     ++n_delivered;
   };
   impl& p = *p_;
+  // Tests of this rank's own requests below each make MPI progress.
+  const bool enters_mpi = polls_mpi_eager() || !p.sends.empty() || !p.recvs.empty();
   // 1. Hand queued messages to MPI (or to ourselves, or to a ring).
   did |= send_queued();
   if (rings_ != nullptr) did |= drain_ring_backlog();
@@ -838,8 +846,22 @@ bool mpi_transport::progress_locked() {
     for (auto& m : local) deliver(std::move(m));
     did = true;
   }
+  if (!enters_mpi) keep_mpi_moving();
   delivered(n_delivered);
   return did;
+}
+
+void mpi_transport::keep_mpi_moving() {
+  // A bulk receive completes here once its data has arrived, but the
+  // sender's MPI_Isend completes only when this rank's MPI has answered
+  // (UCX's rendezvous acknowledgement), which it does only inside an MPI
+  // call. A rank whose eager traffic all travels in the rings and that
+  // has no request of its own left makes no MPI call, so without this the
+  // sender's segments never retired and a fence waiting for them hung.
+  if (++passes_without_mpi_ < passes_between_mpi_calls) return;
+  passes_without_mpi_ = 0;
+  int found = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, tag_never_sent, p_->comm, &found, MPI_STATUS_IGNORE);
 }
 
 std::array<std::uint64_t, 3> mpi_transport::global_sum(std::array<std::uint64_t, 3> local) {
