@@ -131,7 +131,16 @@ bool we_initialized_mpi = false;
 void finalize_mpi_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && we_initialized_mpi) MPI_Finalize();
+  if (finalized || !we_initialized_mpi) return;
+  // MPICH 4.0's MPI_Finalize closes its UCX endpoints first, with no
+  // barrier before; over TCP a rank's close waits for its peer's answer.
+  // A rank still polling MPI (its workers, the transport's teardown) when
+  // a peer starts finalizing answers that peer's close, the peer then
+  // leaves, and this rank's own close is never answered: the job printed
+  // everything and hung (UCX_TLS=tcp,self). Here every rank stops polling
+  // before any of them starts finalizing.
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
 }
 
 /// Calls post(offset, length) for each piece of n bytes on the bulk tag:
