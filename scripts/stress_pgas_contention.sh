@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Repeats the mpiexec smoke run of bench_pgas (2 ranks, node rings on,
-# one worker each: the ctest entry bench_pgas_smoke_mpi) with two
+# one worker each: the ctest entry bench_pgas_smoke_mpi_2ranks) with two
 # CPU-burning processes beside it, so the ranks' workers are descheduled
 # while their messages are in flight, and prints how many runs passed.
 # A run passes when it exits 0 within TIMEOUT seconds and prints its table.
