@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -28,8 +29,11 @@ constexpr int tag_bulk = 2;
 /// (mpi_transport::keep_mpi_moving).
 constexpr int tag_never_sent = 3;
 /// Most progress passes a rank whose rings carry all its eager traffic
-/// makes without entering MPI (mpi_transport::keep_mpi_moving).
+/// makes without entering MPI (mpi_transport::keep_mpi_moving)...
 constexpr int passes_between_mpi_calls = 16;
+/// ...and the longest it stays out of MPI in passes that find nothing (an
+/// idle worker napping between passes makes few of them).
+constexpr std::chrono::microseconds idle_time_between_mpi_calls{50};
 
 // Wire layout: an eager MPI message is a sequence of frames, one per active
 // message. A frame: prefix (a long body adds its length), header bytes,
@@ -800,6 +804,7 @@ bool mpi_transport::progress_locked() {
   impl& p = *p_;
   // Tests of this rank's own requests below each make MPI progress.
   const bool enters_mpi = polls_mpi_eager() || !p.sends.empty() || !p.recvs.empty();
+  if (enters_mpi) passes_without_mpi_ = 0;
   // 1. Hand queued messages to MPI (or to ourselves, or to a ring).
   did |= send_queued();
   if (rings_ != nullptr) did |= drain_ring_backlog();
@@ -855,22 +860,29 @@ bool mpi_transport::progress_locked() {
     for (auto& m : local) deliver(std::move(m));
     did = true;
   }
-  if (!enters_mpi) keep_mpi_moving();
+  if (!enters_mpi) keep_mpi_moving(!did);
   delivered(n_delivered);
   return did;
 }
 
-void mpi_transport::keep_mpi_moving() {
+void mpi_transport::keep_mpi_moving(bool idle) {
   // A bulk receive completes here once its data has arrived, but the
   // sender's MPI_Isend completes only when this rank's MPI has answered
   // (UCX's rendezvous acknowledgement), which it does only inside an MPI
   // call. A rank whose eager traffic all travels in the rings and that
   // has no request of its own left makes no MPI call, so without this the
   // sender's segments never retired and a fence waiting for them hung.
-  if (++passes_without_mpi_ < passes_between_mpi_calls) return;
+  // Counting passes alone would leave a napping rank out of MPI for 16
+  // naps; a clock read only in passes that found nothing keeps busy
+  // passes cheap.
+  using clock = std::chrono::steady_clock;
+  if (++passes_without_mpi_ < passes_between_mpi_calls &&
+      !(idle && clock::now() - last_mpi_poke_ >= idle_time_between_mpi_calls))
+    return;
   passes_without_mpi_ = 0;
   int found = 0;
   MPI_Iprobe(MPI_ANY_SOURCE, tag_never_sent, p_->comm, &found, MPI_STATUS_IGNORE);
+  last_mpi_poke_ = clock::now();
 }
 
 std::array<std::uint64_t, 3> mpi_transport::global_sum(std::array<std::uint64_t, 3> local) {
