@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -24,6 +25,15 @@ namespace {
 
 constexpr int tag_eager = 1;
 constexpr int tag_bulk = 2;
+/// Never sent: probing for it finds nothing, so MPI makes a progress pass
+/// (mpi_transport::keep_mpi_moving).
+constexpr int tag_never_sent = 3;
+/// Most progress passes a rank whose rings carry all its eager traffic
+/// makes without entering MPI (mpi_transport::keep_mpi_moving)...
+constexpr int passes_between_mpi_calls = 16;
+/// ...and the longest it stays out of MPI in passes that find nothing (an
+/// idle worker napping between passes makes few of them).
+constexpr std::chrono::microseconds idle_time_between_mpi_calls{50};
 
 // Wire layout: an eager MPI message is a sequence of frames, one per active
 // message. A frame: prefix (a long body adds its length), header bytes,
@@ -125,7 +135,16 @@ bool we_initialized_mpi = false;
 void finalize_mpi_at_exit() {
   int finalized = 0;
   MPI_Finalized(&finalized);
-  if (!finalized && we_initialized_mpi) MPI_Finalize();
+  if (finalized || !we_initialized_mpi) return;
+  // MPICH 4.0's MPI_Finalize closes its UCX endpoints first, with no
+  // barrier before; over TCP a rank's close waits for its peer's answer.
+  // A rank still polling MPI (its workers, the transport's teardown) when
+  // a peer starts finalizing answers that peer's close, the peer then
+  // leaves, and this rank's own close is never answered: the job printed
+  // everything and hung (UCX_TLS=tcp,self). Here every rank stops polling
+  // before any of them starts finalizing.
+  MPI_Barrier(MPI_COMM_WORLD);
+  MPI_Finalize();
 }
 
 /// Calls post(offset, length) for each piece of n bytes on the bulk tag:
@@ -787,6 +806,9 @@ bool mpi_transport::progress_locked() {
     ++n_delivered;
   };
   impl& p = *p_;
+  // Tests of this rank's own requests below each make MPI progress.
+  const bool enters_mpi = polls_mpi_eager() || !p.sends.empty() || !p.recvs.empty();
+  if (enters_mpi) passes_without_mpi_ = 0;
   // 1. Hand queued messages to MPI (or to ourselves, or to a ring).
   did |= send_queued();
   if (rings_ != nullptr) did |= drain_ring_backlog();
@@ -842,8 +864,29 @@ bool mpi_transport::progress_locked() {
     for (auto& m : local) deliver(std::move(m));
     did = true;
   }
+  if (!enters_mpi) keep_mpi_moving(!did);
   delivered(n_delivered);
   return did;
+}
+
+void mpi_transport::keep_mpi_moving(bool idle) {
+  // A bulk receive completes here once its data has arrived, but the
+  // sender's MPI_Isend completes only when this rank's MPI has answered
+  // (UCX's rendezvous acknowledgement), which it does only inside an MPI
+  // call. A rank whose eager traffic all travels in the rings and that
+  // has no request of its own left makes no MPI call, so without this the
+  // sender's segments never retired and a fence waiting for them hung.
+  // Counting passes alone would leave a napping rank out of MPI for 16
+  // naps; a clock read only in passes that found nothing keeps busy
+  // passes cheap.
+  using clock = std::chrono::steady_clock;
+  if (++passes_without_mpi_ < passes_between_mpi_calls &&
+      !(idle && clock::now() - last_mpi_poke_ >= idle_time_between_mpi_calls))
+    return;
+  passes_without_mpi_ = 0;
+  int found = 0;
+  MPI_Iprobe(MPI_ANY_SOURCE, tag_never_sent, p_->comm, &found, MPI_STATUS_IGNORE);
+  last_mpi_poke_ = clock::now();
 }
 
 std::array<std::uint64_t, 3> mpi_transport::global_sum(std::array<std::uint64_t, 3> local) {

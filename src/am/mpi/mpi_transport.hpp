@@ -20,6 +20,7 @@
 // several MPI messages on the bulk tag, received in the same pieces.
 #pragma once
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -120,6 +121,12 @@ class mpi_transport final : public am_transport {
   /// Writes `batch` into `peer`'s ring if there is room; then recycles its
   /// buffer, or moves it to `sends` while its rendezvous segments travel.
   bool try_ring(int peer, in_flight_send& batch);
+  /// Makes an MPI progress pass every passes_between_mpi_calls calls, or
+  /// in an `idle` pass (one that found nothing) once
+  /// idle_time_between_mpi_calls has passed since the last: for passes that
+  /// test no request of this rank's (its peers' rendezvous sends complete
+  /// only when this rank's MPI answers).
+  void keep_mpi_moving(bool idle);
   /// Some rank is not reached by rings_: eager MPI receives are posted and polled.
   bool polls_mpi_eager() const noexcept { return rings_ == nullptr || size_ > local_size_; }
   /// Reports a corrupt or truncated message from `source` and ends the job.
@@ -148,6 +155,8 @@ class mpi_transport final : public am_transport {
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits
   std::size_t max_segments_ = 0;  // bulk segments one message may have (their lengths travel eagerly)
   std::size_t chunk_;  // most bytes per MPI send or receive on the bulk tag
+  int passes_without_mpi_ = 0;  // see keep_mpi_moving
+  std::chrono::steady_clock::time_point last_mpi_poke_{};  // see keep_mpi_moving
   bool publishing_ = false;  // attach_publisher was called
   spin_mutex lock_;  // held around every MPI call (polled by idle workers: cheap to take and drop)
 };
