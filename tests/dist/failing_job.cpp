@@ -14,11 +14,10 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
-#include <vector>
 #include <stdexcept>
 
 #include "am/rank_comm.hpp"
+#include "suspend_at_once.hpp"
 #include "weft/weft.hpp"
 
 namespace {
@@ -72,21 +71,8 @@ void suspend_too_many_tasks() {
     std::fflush(stdout);
     std::_Exit(77);
   }
-  weft::promise<void> release;
-  weft::shared_future<void> released = release.get_future().share();
-  std::atomic<long> waiting{0};
-  std::vector<weft::future<void>> tasks;
   const long n = 256 * 1024 / 16 + 1000;  // more than 256 MiB holds even at the smallest stacks
-  tasks.reserve(static_cast<std::size_t>(n));
-  for (long i = 0; i < n; ++i)
-    tasks.push_back(weft::async([&waiting, released] {
-      waiting.fetch_add(1);
-      released.get();
-    }));
-  while (waiting.load() < n) weft::this_task::yield();
-  std::printf("%ld tasks suspended at once: the limit was not reached\n", n);
-  release.set_value();
-  for (auto& t : tasks) t.get();
+  suspend_at_once(n, [n] { std::printf("%ld tasks suspended at once: the limit was not reached\n", n); });
 }
 }  // namespace
 

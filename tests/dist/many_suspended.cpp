@@ -5,11 +5,10 @@
 // limit"):
 //
 //   many_suspended [N] --weft:threads=1
-#include <atomic>
 #include <cstdio>
 #include <cstdlib>
-#include <vector>
 
+#include "suspend_at_once.hpp"
 #include "weft/weft.hpp"
 
 namespace {
@@ -26,20 +25,7 @@ long mappings() {
 int main(int argc, char** argv) {
   return weft::run(argc, argv, [](int args, char** argl) {
     const long n = args > 1 ? std::atol(argl[1]) : 100'000;
-    weft::promise<void> release;
-    weft::shared_future<void> released = release.get_future().share();
-    std::atomic<long> waiting{0};
-    std::vector<weft::future<void>> tasks;
-    tasks.reserve(static_cast<std::size_t>(n));
-    for (long i = 0; i < n; ++i)
-      tasks.push_back(weft::async([&waiting, released] {
-        waiting.fetch_add(1);
-        released.get();
-      }));
-    while (waiting.load() < n) weft::this_task::yield();
-    std::printf("%ld tasks suspended at once, %ld memory mappings\n", n, mappings());
-    release.set_value();
-    for (auto& t : tasks) t.get();
+    suspend_at_once(n, [n] { std::printf("%ld tasks suspended at once, %ld memory mappings\n", n, mappings()); });
     std::printf("all released\n");
   });
 }
