@@ -125,46 +125,66 @@ bool take_released(std::size_t size, fiber_stack& out) {
     }
   return false;
 }
+
+void keep_released(const fiber_stack& s) noexcept {
+  std::lock_guard lock(released_mutex);
+  try {
+    released().push_back(s);
+  } catch (...) {  // no memory for the record: the range stays reserved, unused
+  }
+}
 }  // namespace
 
 fiber_stack_carver::fiber_stack_carver(std::size_t stack_size) noexcept
     : stack_size_((stack_size + page_size() - 1) / page_size() * page_size()) {}
 
+fiber_stack_carver::~fiber_stack_carver() {
+  // What this worker did not carve goes to the next runtime's workers.
+  while (left_ != 0) keep_released(carve());
+}
+
 fiber_stack fiber_stack_carver::take() {
   fiber_stack s;
-  if (take_released(stack_size_, s)) {
-    stacks_in_use.fetch_add(1, std::memory_order_relaxed);
-    return s;
+  if (!take_released(stack_size_, s)) {
+    if (left_ == 0) map_chunk();
+    s = carve();
   }
+  stacks_in_use.fetch_add(1, std::memory_order_relaxed);
+  return s;
+}
+
+void fiber_stack_carver::map_chunk() {
   const std::size_t page = page_size();
   const std::size_t slot = page + stack_size_;  // [guard page][stack]
-  if (left_ == 0) {
-    const std::size_t n = std::clamp<std::size_t>(chunk_bytes / slot, 1, max_stacks_per_chunk);
-    void* base = mmap(nullptr, n * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (base == MAP_FAILED) refused("mmap", errno, stack_size_);
-    char* b = static_cast<char*>(base);
-    const guard_kind k = decide_guards(b);
-    // Where guards need mappings of their own, a chunk's stacks either all
-    // have one (while the budget lasts) or share the one below the chunk.
-    own_guards_ = k == guard_kind::installed ||
-                  own_guards_left.fetch_sub(static_cast<long>(n), std::memory_order_relaxed) >= static_cast<long>(n);
-    for (std::size_t i = 0; i < n; ++i) {
-      char* g = b + i * slot;
-      if (i > 0 && !own_guards_) continue;
-      const int rc = k == guard_kind::installed ? madvise(g, page, MADV_GUARD_INSTALL) : mprotect(g, page, PROT_NONE);
-      if (rc != 0) {
-        const int err = errno;
-        munmap(base, n * slot);
-        refused(k == guard_kind::installed ? "madvise" : "mprotect", err, stack_size_);
-      }
+  const std::size_t n = std::clamp<std::size_t>(chunk_bytes / slot, 1, max_stacks_per_chunk);
+  void* base = mmap(nullptr, n * slot, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (base == MAP_FAILED) refused("mmap", errno, stack_size_);
+  char* b = static_cast<char*>(base);
+  const guard_kind k = decide_guards(b);
+  // Where guards need mappings of their own, a chunk's stacks either all
+  // have one (while the budget lasts) or share the one below the chunk.
+  own_guards_ = k == guard_kind::installed ||
+                own_guards_left.fetch_sub(static_cast<long>(n), std::memory_order_relaxed) >= static_cast<long>(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    char* g = b + i * slot;
+    if (i > 0 && !own_guards_) continue;
+    const int rc = k == guard_kind::installed ? madvise(g, page, MADV_GUARD_INSTALL) : mprotect(g, page, PROT_NONE);
+    if (rc != 0) {
+      const int err = errno;
+      munmap(base, n * slot);
+      refused(k == guard_kind::installed ? "madvise" : "mprotect", err, stack_size_);
     }
-    // Carved from the top down: an overflow without end runs through the
-    // stacks carved after its own, not yet or least used, to the guard.
-    next_ = b + (n - 1) * slot;
-    left_ = n;
-    chunk_guard_ = b;
   }
-  s.lo = next_ + page;
+  // Carved from the top down: an overflow without end runs through the
+  // stacks carved after its own, not yet or least used, to the guard.
+  next_ = b + (n - 1) * slot;
+  left_ = n;
+  chunk_guard_ = b;
+}
+
+fiber_stack fiber_stack_carver::carve() noexcept {
+  fiber_stack s;
+  s.lo = next_ + page_size();
   s.size = stack_size_;
   const bool guard_here = own_guards_ || next_ == chunk_guard_;
   s.guard = guard_here ? next_ : chunk_guard_;
@@ -172,9 +192,8 @@ fiber_stack fiber_stack_carver::take() {
     s.canary = reinterpret_cast<std::uint64_t*>(s.lo) - 1;
     *s.canary = stack_canary_value;
   }
-  next_ -= slot;
+  next_ -= page_size() + stack_size_;
   --left_;
-  stacks_in_use.fetch_add(1, std::memory_order_relaxed);
   return s;
 }
 
@@ -186,11 +205,7 @@ void release_fiber_stack(const fiber_stack& s) noexcept {
 #endif
   madvise(s.lo, s.size, MADV_DONTNEED);  // the memory goes back; the range stays ours
   stacks_in_use.fetch_sub(1, std::memory_order_relaxed);
-  std::lock_guard lock(released_mutex);
-  try {
-    released().push_back(s);
-  } catch (...) {  // no memory for the record: the range stays reserved, unused
-  }
+  keep_released(s);
 }
 
 }  // namespace weft::detail

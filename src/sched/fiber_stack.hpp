@@ -39,12 +39,18 @@ struct fiber_stack {
 class fiber_stack_carver {
  public:
   explicit fiber_stack_carver(std::size_t stack_size) noexcept;
+  ~fiber_stack_carver();  // releases the stacks not carved yet
+  fiber_stack_carver(const fiber_stack_carver&) = delete;
+  fiber_stack_carver& operator=(const fiber_stack_carver&) = delete;
   /// A stack of stack_size() bytes: a released one, or a new one carved
   /// here; throws fiber_stack_error when the kernel refuses the memory.
   fiber_stack take();
   std::size_t stack_size() const noexcept { return stack_size_; }
 
  private:
+  void map_chunk();              // a fresh chunk with its guard pages
+  fiber_stack carve() noexcept;  // the next stack of the current chunk
+
   std::size_t stack_size_;  // rounded up to pages
   char* next_ = nullptr;    // the next slot to carve in the current chunk
   std::size_t left_ = 0;    // slots left to carve in the current chunk
