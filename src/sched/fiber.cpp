@@ -1,18 +1,10 @@
 #include "sched/fiber.hpp"
 
 #include <pthread.h>
-#include <sys/mman.h>
-#include <unistd.h>
 
-#include <atomic>
-#include <cerrno>
-#include <cstdio>
-#include <cstdlib>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
-#include <string>
 #include <utility>
+
+#include "sched/stack_fault.hpp"
 
 #if defined(__SANITIZE_ADDRESS__)
 #include <sanitizer/asan_interface.h>
@@ -26,49 +18,13 @@
 
 namespace weft::detail {
 
-namespace {
-std::size_t page_size() {
-  static const std::size_t p = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
-  return p;
-}
-
-/// Fiber stacks of this process now mapped (each is two kernel mappings).
-std::atomic<std::size_t> live_stacks{0};
-
-/// The kernel's limit on memory mappings per process, or "unknown".
-std::string max_map_count() {
-  std::ifstream in("/proc/sys/vm/max_map_count");
-  std::string value;
-  return (in >> value) ? value : std::string("unknown");
-}
-
-[[noreturn]] void stack_mapping_failed(const char* call, int err, std::size_t stack_size) {
-  throw fiber_stack_error(std::string("cannot map a stack for another fiber (") + call + ": " + std::strerror(err) +
-                          ") with " + std::to_string(live_stacks.load()) + " fiber stacks of " +
-                          std::to_string(stack_size / 1024) +
-                          " KiB mapped in this process: each task suspended at once holds one, plus its guard "
-                          "page, two of the kernel's memory mappings, and vm.max_map_count = " +
-                          max_map_count() +
-                          " limits them per process; raise it (sysctl -w vm.max_map_count=N) or suspend fewer "
-                          "tasks at once");
-}
-}  // namespace
-
-fiber* fiber_create(std::size_t stack_size) {
-  const std::size_t page = page_size();
-  stack_size = (stack_size + page - 1) / page * page;
-  const std::size_t total = stack_size + page;
-  void* base = mmap(nullptr, total, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-  if (base == MAP_FAILED) stack_mapping_failed("mmap", errno, stack_size);
-  if (mprotect(base, page, PROT_NONE) != 0) {  // overflow hits this page and faults
-    const int err = errno;
-    munmap(base, total);
-    stack_mapping_failed("mprotect", err, stack_size);
-  }
-  live_stacks.fetch_add(1, std::memory_order_relaxed);
+fiber* fiber_create(fiber_stack_carver& stacks) {
+  const fiber_stack s = stacks.take();
   auto* f = new fiber;
-  f->stack_lo = static_cast<char*>(base) + page;
-  f->stack_size = stack_size;
+  f->stack_lo = s.lo;
+  f->stack_size = s.size;
+  f->guard = s.guard;
+  f->canary = s.canary;
 #if WEFT_TSAN
   f->tsan = __tsan_create_fiber(0);
 #endif
@@ -78,15 +34,7 @@ fiber* fiber_create(std::size_t stack_size) {
 void fiber_destroy(fiber* f) noexcept {
   if (f == nullptr) return;
   if (f->owns_stack) {
-#if WEFT_ASAN
-    // The stack's shadow still holds the redzones of frames that were never
-    // unwound, and ASan does not clear shadow on munmap: a later mapping at
-    // this address (UCX's shared-memory FIFO, say) would inherit them and
-    // every write into it would be reported as a stack-buffer-underflow.
-    __asan_unpoison_memory_region(f->stack_lo, f->stack_size);
-#endif
-    munmap(f->stack_lo - page_size(), f->stack_size + page_size());
-    live_stacks.fetch_sub(1, std::memory_order_relaxed);
+    release_fiber_stack({f->stack_lo, f->stack_size, f->guard, f->canary});
 #if WEFT_TSAN
     __tsan_destroy_fiber(f->tsan);
 #endif
@@ -136,6 +84,7 @@ void fiber_prepare(fiber* f, void (*entry)(bctx::transfer_t)) noexcept {
 }
 
 bctx::transfer_t fiber_jump(fiber* from, fiber* to, void* data, bool forever) noexcept {
+  if (from->canary != nullptr && *from->canary != stack_canary_value) report_stack_overflow(from->stack_size);
 #if WEFT_ASAN
   __sanitizer_start_switch_fiber(forever ? nullptr : &from->asan_fake_stack, to->stack_lo, to->stack_size);
 #else
@@ -164,7 +113,7 @@ fiber_pool::~fiber_pool() {
 }
 
 fiber* fiber_pool::take() {
-  if (free_ == nullptr) return fiber_create(stack_size_);
+  if (free_ == nullptr) return fiber_create(stacks_);
   --count_;
   return std::exchange(free_, free_->next_free);
 }

@@ -4,6 +4,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "sched/scheduler.hpp"
 
 namespace weft::detail {
@@ -45,8 +48,18 @@ std::size_t overflowed_fiber_stack(const void* address) noexcept {
   const fiber* f = w->current;
   const auto page = static_cast<std::size_t>(sysconf(_SC_PAGESIZE));
   const char* a = static_cast<const char*>(address);
-  if (a >= f->stack_lo || a < f->stack_lo - page) return 0;
+  if (f->guard == nullptr || a < f->guard || a >= f->guard + page) return 0;
   return f->stack_size;
+}
+
+void report_stack_overflow(std::size_t stack_size) noexcept {
+  // The same words as the guard-page report (failure_report.cpp).
+  char msg[160];
+  std::snprintf(msg, sizeof msg, "stack overflow in a task (fiber stacks are %zu KiB; --weft:stack sets it)",
+                stack_size / 1024);
+  if (fatal_handler != nullptr) fatal_handler(msg);
+  std::fprintf(stderr, "weft: %s\n", msg);
+  std::_Exit(1);
 }
 
 }  // namespace weft::detail

@@ -2,20 +2,22 @@
 // check a failing rank ends the whole job (on every backend) with a message
 // naming the rank and a non-zero exit, instead of leaving the others hanging:
 // an exception, exit(3), quick_exit(3), abort(), a raised SIGSEGV or SIGKILL,
-// or a task that recurses past the end of its stack; or more tasks suspended
-// at once than the kernel will map fiber stacks for.
+// or a task that recurses past the end of its stack (without end, or a few
+// KiB and back before it leaves its worker); or more tasks suspended at once
+// than the process may map fiber stacks for.
 // Two modes send rank 1 a malformed message through the runtime's internal
 // send path (what a foreign or corrupted sender would deliver): the receiver
 // must detect it and end the job naming the sender.
+#include <sys/resource.h>
+
 #include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <atomic>
-#include <vector>
 #include <stdexcept>
 
 #include "am/rank_comm.hpp"
+#include "suspend_at_once.hpp"
 #include "weft/weft.hpp"
 
 namespace {
@@ -37,34 +39,40 @@ struct three_bytes {
   if (depth == limit) return frame[0];
   return recurse(depth + 1, limit) + frame[0];
 }
-/// Suspends more tasks at once than vm.max_map_count leaves mappings for
-/// (two per fiber stack): the job must end naming that limit. Exits 77
-/// where the limit is too high to reach in reasonable memory.
+/// Recursion that returns once it has gone `bytes` below `top`, writing
+/// every byte of its frames (as a large local array being filled does).
+[[gnu::noinline]] int recurse_below(const char* top, long bytes) {
+  volatile char frame[1024];
+  for (auto& c : frame) c = 1;
+  if (top - const_cast<const char*>(&frame[0]) > bytes) return frame[0];
+  return recurse_below(top, bytes) + frame[0];
+}
+/// Runs 2 KiB past the end of a `stack_kib` stack and back, then leaves
+/// the worker: a guard page or the canary below the stack catches it.
+void overrun_stack(long stack_kib) {
+  volatile char top = 0;
+  std::printf("%d\n", recurse_below(const_cast<const char*>(&top), stack_kib * 1024 + 2048));
+  weft::this_task::yield();
+}
+/// Suspends more tasks at once than the address space it leaves itself
+/// (ulimit -v: what it uses now plus 256 MiB) has room for fiber stacks:
+/// the job must end naming that limit. Exits 77 where it cannot be set.
 void suspend_too_many_tasks() {
-  long limit = 0;
-  if (std::FILE* f = std::fopen("/proc/sys/vm/max_map_count", "r")) {
-    if (std::fscanf(f, "%ld", &limit) != 1) limit = 0;
+  long vm_kib = 0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f) != nullptr)
+      if (std::sscanf(line, "VmSize: %ld kB", &vm_kib) == 1) break;
     std::fclose(f);
   }
-  if (limit <= 0 || limit > 1'000'000) {
-    std::printf("vm.max_map_count is %ld here: too many tasks to suspend in a test\n", limit);
+  const rlimit as{static_cast<rlim_t>(vm_kib + 256 * 1024) * 1024, static_cast<rlim_t>(vm_kib + 256 * 1024) * 1024};
+  if (vm_kib <= 0 || setrlimit(RLIMIT_AS, &as) != 0) {
+    std::printf("cannot limit the address space here\n");
     std::fflush(stdout);
     std::_Exit(77);
   }
-  weft::promise<void> release;
-  weft::shared_future<void> released = release.get_future().share();
-  std::atomic<long> waiting{0};
-  std::vector<weft::future<void>> tasks;
-  const long n = limit / 2 + 1000;
-  for (long i = 0; i < n; ++i)
-    tasks.push_back(weft::async([&waiting, released] {
-      waiting.fetch_add(1);
-      released.get();
-    }));
-  while (waiting.load() < n) weft::this_task::yield();
-  std::printf("%ld tasks suspended at once: the limit was not reached\n", n);
-  release.set_value();
-  for (auto& t : tasks) t.get();
+  const long n = 256 * 1024 / 16 + 1000;  // more than 256 MiB holds even at the smallest stacks
+  suspend_at_once(n, [n] { std::printf("%ld tasks suspended at once: the limit was not reached\n", n); });
 }
 }  // namespace
 
@@ -80,6 +88,7 @@ int main(int argc, char** argv) {
       if (std::strcmp(mode, "exit") == 0) std::exit(3);
       if (std::strcmp(mode, "quick_exit") == 0) std::quick_exit(3);
       if (std::strcmp(mode, "stack_overflow") == 0) std::printf("%d\n", recurse(0, no_limit));
+      if (std::strcmp(mode, "stack_overrun_64k") == 0) overrun_stack(64);
     }
     if (weft::rank() == 0) {
       if (std::strcmp(mode, "unknown_handler") == 0) send_malformed(250, std::uint64_t{0});

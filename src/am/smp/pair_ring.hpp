@@ -1,5 +1,6 @@
 // Internal: a bounded ring of messages with one consumer (the destination
-// rank) for one (source, destination rank) pair of the smp backend.
+// rank) of the smp backend: one (source worker, destination rank) pair's
+// own, or the destination's ring shared by every other sender.
 //
 // Flag-in-slot layout: every slot carries its own sequence number; the
 // message of ticket `pos` is published when its slot's seq == pos + 1. The

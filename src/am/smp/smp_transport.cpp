@@ -1,5 +1,8 @@
 #include "am/smp/smp_transport.hpp"
 
+#include <algorithm>
+#include <bit>
+
 #include "sched/scheduler.hpp"
 #include "weft/sched.hpp"
 
@@ -22,7 +25,16 @@ smp_world::smp_world(int nranks, int threads)
     : threads_(threads),
       returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))),
       producers_(std::make_unique<producer[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
-  for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads));
+  const std::size_t producers = static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads);
+  const std::size_t ring_bytes = ring_capacity * 64;
+  const std::size_t affordable = dedicated_ring_budget / ring_bytes / static_cast<std::size_t>(nranks);
+  ring_per_pair_ = affordable >= producers;
+  // At least a few per rank, however many ranks: the pairs that keep a rank
+  // busy (a halo's neighbours, a tree's children) get their own rings.
+  const std::size_t dedicated = std::min(std::max<std::size_t>(affordable, 4), producers);
+  const std::size_t shared = std::clamp<std::size_t>(std::bit_ceil(4 * static_cast<std::size_t>(nranks)), ring_capacity,
+                                                     max_shared_capacity);
+  for (int r = 0; r < nranks; ++r) inboxes_.push_back(std::make_unique<inbox>(nranks, threads, shared, dedicated));
 }
 
 smp_world::~smp_world() {
@@ -41,26 +53,38 @@ std::unique_ptr<am_transport> smp_world::make_transport(int r) {
   return std::make_unique<smp_transport>(*this, r);
 }
 
-pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
-  auto& slot = in.from[index];
-  pair_ring* r = nullptr;
-  // p = index % (threads + 1): 0 is the shared ring, 1 + w worker w's own.
-  const bool one_writer = index % static_cast<std::size_t>(threads_ + 1) != 0;
-  auto fresh = std::make_unique<pair_ring>(ring_capacity, one_writer);
-  if (!slot.compare_exchange_strong(r, fresh.get(), std::memory_order_acq_rel))
-    return *r;  // another thread of the source rank installed one first
-  std::lock_guard lock(in.rings_mutex);
-  const std::size_t n = in.n_rings.load(std::memory_order_relaxed);
-  in.rings[n] = fresh.get();
-  in.n_rings.store(n + 1, std::memory_order_release);  // the consumer polls it from now on
-  return *fresh.release();
+pair_ring* smp_world::make_ring(int rank, int worker_index, int dest) {
+  inbox& in = *inboxes_[static_cast<std::size_t>(dest)];
+  if (!ring_per_pair_) {
+    auto& counts = producer_of(rank, worker_index).shared_sends;
+    if (counts.empty()) counts.resize(inboxes_.size());
+    auto& sent = counts[static_cast<std::size_t>(dest)];
+    if (sent < dedicated_after) {
+      ++sent;
+      return nullptr;
+    }
+  }
+  long left = in.dedicated_left.load(std::memory_order_relaxed);
+  do {
+    if (left <= 0) return nullptr;  // this rank's budget went to others: shared ring for good
+  } while (!in.dedicated_left.compare_exchange_weak(left, left - 1, std::memory_order_relaxed));
+  auto* fresh = new pair_ring(ring_capacity, true);
+  {
+    std::lock_guard lock(in.rings_mutex);
+    const std::size_t n = in.n_rings.load(std::memory_order_relaxed);
+    in.rings[n] = fresh;
+    in.n_rings.store(n + 1, std::memory_order_release);  // the consumer polls it from now on
+  }
+  // Only this worker writes its slot, so no other ring can have appeared.
+  in.from[worker_slot(rank, worker_index)].store(fresh, std::memory_order_relaxed);
+  return fresh;
 }
 
 // Inlined into send: one call less per message on the smp send path.
-[[gnu::always_inline]] inline bool smp_transport::push(smp_world::inbox& in, am_message& m) {
-  // A worker of this rank has a ring of its own (no CAS); any other thread
-  // shares the rank's multi-producer ring.
-  const auto base = static_cast<std::size_t>(rank_) * static_cast<std::size_t>(world_.threads_ + 1);
+[[gnu::always_inline]] inline bool smp_transport::push(int dest, smp_world::inbox& in, am_message& m) {
+  // A worker of this rank may have a ring of its own (no CAS); any other
+  // thread, and a worker without one, shares the destination's
+  // multi-producer ring.
   worker* w = current_worker();
   if (w != nullptr && w->sched == world_.inboxes_[static_cast<std::size_t>(rank_)]->sched) {
     if (m.has_out_of_line()) {  // nothing to do for small messages (most): keep their path short
@@ -68,7 +92,9 @@ pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
       home.free_all();  // what earlier messages left behind
       m.return_out_of_line_to(&home);
     }
-    pair_ring& r = world_.ring(in, base + 1 + static_cast<std::size_t>(w->index));
+    pair_ring* own = world_.ring(rank_, w->index, dest);
+    if (own == nullptr) return in.shared.try_push(m);
+    pair_ring& r = *own;
     if (!r.try_write_single(m)) {
       r.publish();  // full: what it holds must become visible to drain
       return false;
@@ -82,12 +108,12 @@ pair_ring& smp_world::make_ring(inbox& in, std::size_t index) {
     }
     return true;
   }
-  return world_.ring(in, base).try_push(m);
+  return in.shared.try_push(m);
 }
 
 void smp_transport::send(int dest, am_message&& m) {
   auto& in = *world_.inboxes_[static_cast<std::size_t>(dest)];
-  bool pushed = push(in, m);
+  bool pushed = push(dest, in, m);
   // Backpressure: a task flooding a slower rank waits (running other tasks,
   // including its own rank's progress) for the ring to drain instead of
   // growing an unbounded overflow list. Spilling stays the fallback, so a
@@ -95,7 +121,7 @@ void smp_transport::send(int dest, am_message&& m) {
   if (!pushed && delivering == 0 && dest != rank_ && current_worker() != nullptr)
     for (int i = 0; i < full_ring_yields && !pushed; ++i) {
       weft::this_task::yield();  // may resume on another worker: push picks its ring
-      pushed = push(in, m);
+      pushed = push(dest, in, m);
     }
   if (!pushed) {
     std::lock_guard lock(in.overflow_mutex);
@@ -125,7 +151,7 @@ void smp_transport::publish_worker(void* self, int index) noexcept {
 }
 
 bool smp_world::has_news(const inbox& in) noexcept {
-  if (in.spilled.load(std::memory_order_acquire) != 0) return true;
+  if (in.spilled.load(std::memory_order_acquire) != 0 || in.shared.ready()) return true;
   const std::size_t n = in.n_rings.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n; ++i)
     if (in.rings[i]->ready()) return true;
@@ -164,6 +190,7 @@ bool smp_transport::progress() {
   auto deliver = [&in](am_message&& m) { in.dispatch(in.ctx, std::move(m)); };
   const std::size_t n_rings = in.n_rings.load(std::memory_order_acquire);
   for (std::size_t i = 0; i < n_rings; ++i) n += in.rings[i]->drain(drain_batch, deliver, unpublished);
+  n += in.shared.drain(drain_batch, deliver);
   if (in.spilled.load(std::memory_order_acquire) != 0) {
     {
       std::lock_guard lock(in.overflow_mutex);

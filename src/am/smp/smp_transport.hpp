@@ -1,13 +1,17 @@
 // Internal: the in-process transport of the smp backend. Ranks are thread
 // groups of one process, so a message is *moved* to its destination: no copy
-// of the payload at all, whatever its size. Each (source worker, destination
-// rank) pair has a single-producer lock-free ring (am/pair_ring.hpp), and
-// each (source rank, destination rank) pair one multi-producer ring for the
-// source's other threads (main thread, progress thread), all created on
-// first use; a full
+// of the payload at all, whatever its size. Each destination rank has one
+// multi-producer lock-free ring (am/pair_ring.hpp) that every sender may
+// use, and up to `dedicated_per_inbox` single-producer rings, each owned by
+// one (source worker, destination rank) pair that keeps sending: the
+// memory grows with the ranks, not with their square (a ring per pair was
+// 64 GiB for all-to-all traffic at 1024 ranks). While the world is small
+// enough for every worker to have its own ring towards every rank, each
+// gets one on its first message, as in a ring-per-pair design. A full
 // ring spills into a locked overflow list, so sending never blocks and no
 // message is lost. Messages carry no ordering guarantee (as over MPI, where
-// a large message may finish after a later small one).
+// a large message may finish after a later small one), so a pair may move
+// from the shared ring to its own at any message.
 #pragma once
 #include <atomic>
 #include <cstdint>
@@ -35,23 +39,35 @@ class smp_world {
 
  private:
   friend class smp_transport;
-  static constexpr std::size_t ring_capacity = 1024;
+  static constexpr std::size_t ring_capacity = 1024;  // slots of 64 B: 64 KiB a ring
+  /// The shared ring holds 4 messages per rank, 1024 to 4096: with one full,
+  /// senders yield until the destination drains it, which on oversubscribed
+  /// cores took most of an all-to-all's time at 1024 ranks (16 s a round
+  /// with 1024 slots, 5 s with 4096; docs/BENCHMARKS.md).
+  static constexpr std::size_t max_shared_capacity = 4096;
+  /// The dedicated rings of the whole world share this much memory.
+  static constexpr std::size_t dedicated_ring_budget = std::size_t{256} << 20;
+  /// Messages a worker sends one rank through the shared ring before it
+  /// asks for a ring of its own (when not every pair can have one).
+  static constexpr std::uint32_t dedicated_after = 64;
   struct alignas(64) inbox {
-    inbox(int nranks, int threads)
-        : from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads + 1)),
-          rings(std::make_unique<pair_ring*[]>(from.size())) {}
-    // Read by senders on every message (never written after start-up).
-    // By source rank r and producer p: index r * (threads + 1) + p, where
-    // p = 0 is the shared ring of r's non-worker threads and p = 1 + w
-    // worker w's own. Created on first send.
+    inbox(int nranks, int threads, std::size_t shared_capacity, std::size_t dedicated)
+        : shared(shared_capacity),
+          from(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads)),
+          rings(std::make_unique<pair_ring*[]>(dedicated)),
+          dedicated_left(static_cast<long>(dedicated)) {}
+    // Every sender without a ring of its own towards this rank.
+    pair_ring shared;
+    // Read by senders on every message. By source rank r and worker w:
+    // index r * threads + w, that worker's own ring, or null. Written only
+    // by that worker.
     std::vector<std::atomic<pair_ring*>> from;
-    // The rings created so far, in creation order: the consumer polls
-    // these, not every slot of `from`. A rank hears from few of the others
-    // (collectives go along trees), and scanning all ranks x threads slots
-    // on every idle poll made start-up quadratic in the ranks.
+    // The dedicated rings created so far, in creation order: the consumer
+    // polls these and the shared ring, not every slot of `from`.
     std::unique_ptr<pair_ring*[]> rings;
     std::atomic<std::size_t> n_rings{0};
-    std::mutex rings_mutex;  // ring creation only
+    std::atomic<long> dedicated_left;  // rings this inbox may still create
+    std::mutex rings_mutex;            // ring creation only
     scheduler* sched = nullptr;
     am_dispatch_fn dispatch = nullptr;
     void* ctx = nullptr;
@@ -66,13 +82,15 @@ class smp_world {
     std::mutex overflow_mutex;
     std::vector<am_message> overflow;
   };
-  /// The ring of producer `index` towards `in` (created on first use).
-  pair_ring& ring(inbox& in, std::size_t index) {
-    if (pair_ring* r = in.from[index].load(std::memory_order_acquire)) [[likely]]
-      return *r;
-    return make_ring(in, index);
+  /// Worker `worker_index` of `rank`'s own ring towards rank `dest`, or
+  /// null while it sends through the shared ring (made once it qualifies).
+  pair_ring* ring(int rank, int worker_index, int dest) {
+    inbox& in = *inboxes_[static_cast<std::size_t>(dest)];
+    if (pair_ring* r = in.from[worker_slot(rank, worker_index)].load(std::memory_order_relaxed)) [[likely]]
+      return r;
+    return make_ring(rank, worker_index, dest);
   }
-  pair_ring& make_ring(inbox& in, std::size_t index);
+  pair_ring* make_ring(int rank, int worker_index, int dest);
   /// Something to deliver to `in`? Loads only, so idle pollers cost the
   /// producers nothing (no shared counter bounced per message).
   static bool has_news(const inbox& in) noexcept;
@@ -97,6 +115,10 @@ class smp_world {
   };
   struct alignas(64) producer {
     std::vector<unpublished_ring> unpublished;
+    // By destination rank: messages sent through its shared ring, counted
+    // towards dedicated_after (sized on first use; empty when every pair
+    // gets its ring at once).
+    std::vector<std::uint32_t> shared_sends;
   };
   // Kept apart from returns_: other threads push onto a return channel,
   // while a producer's list is only ever touched by its worker.
@@ -107,6 +129,7 @@ class smp_world {
   }
   producer& producer_of(int rank, int worker_index) noexcept { return producers_[worker_slot(rank, worker_index)]; }
   std::vector<std::unique_ptr<inbox>> inboxes_;
+  bool ring_per_pair_;  // every worker gets its own ring towards every rank
   am_return_channel& returns(int rank, int worker_index) noexcept {
     return returns_[worker_slot(rank, worker_index)].channel;
   }
@@ -129,8 +152,8 @@ class smp_transport final : public am_transport {
   static constexpr std::uint32_t unpublished_check_interval = 64;
   /// scheduler::publish: publishes worker `index`'s rings (ctx: the transport).
   static void publish_worker(void* self, int index) noexcept;
-  /// One attempt to put `m` into the calling thread's ring towards `in`.
-  bool push(smp_world::inbox& in, am_message& m);
+  /// One attempt to put `m` into the calling thread's ring towards `dest`.
+  bool push(int dest, smp_world::inbox& in, am_message& m);
 
   smp_world& world_;
   int rank_;
