@@ -1,6 +1,7 @@
 #include "am/mpi/mpi_transport.hpp"
 
 #include "am/mpi/node_rings.hpp"
+#include "am/mpi/rank_facts.hpp"
 
 #include "sched/scheduler.hpp"
 
@@ -229,7 +230,6 @@ struct posted_ring {
 
 struct mpi_transport::impl {
   MPI_Comm comm = MPI_COMM_NULL;
-  MPI_Comm node = MPI_COMM_NULL;  // this node's ranks, while the constructor sets up rings
   posted_ring posted;
   bool receiving = false;  // the last pass received a message
   spin_mutex queue_mutex;  // held for a push or a swap
@@ -291,50 +291,54 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
   MPI_Comm_set_errhandler(p_->comm, MPI_ERRORS_ARE_FATAL);
   MPI_Comm_rank(p_->comm, &rank_);
   MPI_Comm_size(p_->comm, &size_);
-  MPI_Comm& node = p_->node;
-  MPI_Comm_split_type(p_->comm, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &node);
-  MPI_Comm_rank(node, &local_rank_);
-  MPI_Comm_size(node, &local_size_);
-  // Every rank must accept the longest eager message any rank may send;
-  // the limits come from options, which could differ between ranks. So
-  // may the choice of rings: a rank writing into a ring nobody reads would
-  // hang, so they are used only if every rank asks for them. Sender and
-  // receiver cut a long segment into the same pieces: the smallest chunk
-  // any rank asks for (a maximum of its distance below max_chunk).
-  const std::size_t chunk = std::clamp(settings.chunk, mpi_transport_settings::min_chunk, mpi_transport_settings::max_chunk);
-  unsigned long mine[3] = {std::max(eager_limit_, batch_limit_), settings.node_rings ? 0ul : 1ul,
-                           mpi_transport_settings::max_chunk - chunk},
-                all[3] = {0, 0, 0};
-  MPI_Allreduce(mine, all, 3, MPI_UNSIGNED_LONG, MPI_MAX, p_->comm);
-  recv_size_ = all[0];
-  chunk_ = mpi_transport_settings::max_chunk - all[2];
-  setup_node_rings(all[1] == 0);
-  MPI_Comm_free(&node);
+  // One allgather tells each rank which ranks share its node and what every
+  // rank asked for. Every rank must accept the longest eager message any
+  // rank may send; the limits come from options, which could differ
+  // between ranks. So may the choice of rings: a rank writing into a ring
+  // nobody reads would hang, so they are used only if every rank asks for
+  // them. Sender and receiver cut a long segment into the same pieces: the
+  // smallest chunk any rank asks for. (MPI_Comm_split_type and an
+  // allreduce would cost several times as much on an oversubscribed node:
+  // docs/CLUSTER.md, "Start-up time".)
+  const rank_facts mine = my_facts(settings, std::max(eager_limit_, batch_limit_));
+  std::vector<rank_facts> all(static_cast<std::size_t>(size_));
+  MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, p_->comm);
+  std::vector<int> node_ranks;  // ascending: a rank's place here is its rank on the node
+  recv_size_ = 0;
+  chunk_ = mpi_transport_settings::max_chunk;
+  bool rings_wanted = true;
+  for (int r = 0; r < size_; ++r) {
+    const rank_facts& f = all[static_cast<std::size_t>(r)];
+    if (same_node(f, mine)) node_ranks.push_back(r);
+    recv_size_ = std::max<std::size_t>(recv_size_, f.longest_eager);
+    chunk_ = std::min<std::size_t>(chunk_, f.chunk);
+    rings_wanted &= f.wants_rings != 0;
+  }
+  local_rank_ = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank_) - node_ranks.begin());
+  local_size_ = static_cast<int>(node_ranks.size());
+  setup_node_rings(rings_wanted, node_ranks, all[0].job);
   // A frame's segment lengths must fit in an eager message next to the
   // longest prefix and header; the prefix counts them in 16 bits.
   max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
   if (polls_mpi_eager()) repost_receives();
 }
 
-void mpi_transport::setup_node_rings(bool wanted) {
-  const MPI_Comm node = p_->node;
+void mpi_transport::setup_node_rings(bool wanted, const std::vector<int>& node_ranks, std::uint64_t job) {
   local_of_.assign(static_cast<std::size_t>(size_), -1);
   // Room for the longest record twice over: a record that does not fit
-  // waits for at most one other to be read. Every input here is the same
-  // on every rank of the node, so they all decide alike.
+  // waits for at most one other to be read. Every input of the decision is
+  // the same on every rank, so they all decide alike: the set-up is
+  // collective over the world, and a rank alone on its node takes part,
+  // then keeps no rings.
   std::size_t capacity = 64 * 1024;
   while (capacity < 2 * (recv_size_ + 16)) capacity *= 2;
-  if (!wanted || local_size_ < 2 || capacity > mpi_transport_settings::max_ring_bytes) return;
-  rings_ = std::make_unique<node_rings>(node, capacity);
-  MPI_Group world_group, node_group;
-  MPI_Comm_group(p_->comm, &world_group);
-  MPI_Comm_group(node, &node_group);
-  std::vector<int> on_node(static_cast<std::size_t>(local_size_));
-  world_of_.resize(on_node.size());
-  for (int i = 0; i < local_size_; ++i) on_node[static_cast<std::size_t>(i)] = i;
-  MPI_Group_translate_ranks(node_group, local_size_, on_node.data(), world_group, world_of_.data());
-  MPI_Group_free(&node_group);
-  MPI_Group_free(&world_group);
+  if (!wanted || capacity > mpi_transport_settings::max_ring_bytes) return;
+  rings_ = std::make_unique<node_rings>(p_->comm, node_ranks, job, capacity);
+  if (local_size_ < 2) {
+    rings_.reset();
+    return;
+  }
+  world_of_ = node_ranks;
   for (int i = 0; i < local_size_; ++i)
     if (i != local_rank_) local_of_[static_cast<std::size_t>(world_of_[static_cast<std::size_t>(i)])] = i;
   p_->ring_backlog.resize(static_cast<std::size_t>(local_size_));
@@ -348,7 +352,7 @@ mpi_transport::~mpi_transport() {
     MPI_Waitall(static_cast<int>(s.bulk.size()), s.bulk.data(), MPI_STATUSES_IGNORE);
     p_->sends.pop_front();
   }
-  rings_.reset();  // collective over the node, like the constructor
+  rings_.reset();
   posted_ring& r = p_->posted;
   for (int i = 0; i < r.count; ++i) {  // quiescence: nothing more is coming
     const auto k = static_cast<std::size_t>((r.head + i) % posted_receives);

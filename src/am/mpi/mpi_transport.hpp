@@ -132,8 +132,9 @@ class mpi_transport final : public am_transport {
   /// Reports a corrupt or truncated message from `source` and ends the job.
   [[noreturn]] void corrupt_from(int source, const char* why) const;
   /// Creates rings_ when `wanted` (by every rank) and this node has other
-  /// ranks (collective over the node communicator in impl).
-  void setup_node_rings(bool wanted);
+  /// ranks, `node_ranks` (world ranks, ascending, this one included);
+  /// `job` names the segments (collective over the world).
+  void setup_node_rings(bool wanted, const std::vector<int>& node_ranks, std::uint64_t job);
   /// Writes waiting batches into rings that have room again; true if any.
   bool drain_ring_backlog();
   /// Reads frames from this node's rings; returns the records read.

@@ -17,14 +17,21 @@
 // each record, so a message to a rank whose workers sleep is handled at
 // once, not when their nap ends.
 //
-// The memory comes from MPI_Win_allocate_shared over the node's ranks (each
-// rank holds the rings it reads from, so its reads are local), found by the
-// others with MPI_Win_shared_query. Constructing and destroying are
-// collective over the node.
+// Each rank's segment is a POSIX shared-memory object of its own
+// (/dev/shm/weft-<job>-<world rank>), holding the rings it reads from, so
+// its reads are local; the others map it by name. Every rank creates its
+// own, all wait for each other, map their peers', wait again, and unlink
+// their own: once set up, nothing is left in /dev/shm, even if a rank
+// crashes. Two barriers over the job's communicator cost far less than a
+// node communicator and MPI_Win_allocate_shared, whose collective steps
+// each wait for a busy-polling peer to get a core on an oversubscribed
+// node (docs/CLUSTER.md, "Start-up time").
+// Constructing is collective over that communicator; destroying is local.
 #pragma once
 #include <cstddef>
 #include <cstdint>
 #include <span>
+#include <string>
 #include <vector>
 
 #include <mpi.h>
@@ -33,13 +40,21 @@
 
 namespace weft::detail {
 
+/// The name of the segment of `rank` in job `job` (under /dev/shm).
+std::string node_rings_segment_name(std::uint64_t job, int rank);
+
 class node_rings {
  public:
-  /// Collective over `node`. Each ring holds `capacity` bytes: a power of
-  /// two, at least twice the longest record plus 16 (a record never waits
-  /// for more than one other to be read).
-  node_rings(MPI_Comm node, std::size_t capacity);
-  ~node_rings();  // collective over the node
+  /// Collective over `comm`: every rank of it calls this, with the ranks
+  /// (of comm, ascending, itself included) on its own node, and the same
+  /// `job` (a number no other job on these nodes uses: it names the
+  /// segments). Each ring holds `capacity` bytes: a power of two, at least
+  /// twice the longest record plus 16 (a record never waits for more than
+  /// one other to be read). When a segment cannot be made or mapped (a
+  /// full /dev/shm), every rank ends the process with status 1, the rank
+  /// that failed saying why.
+  node_rings(MPI_Comm comm, std::span<const int> node_ranks, std::uint64_t job, std::size_t capacity);
+  ~node_rings();
   node_rings(const node_rings&) = delete;
   node_rings& operator=(const node_rings&) = delete;
 
@@ -76,8 +91,12 @@ class node_rings {
   /// Index of `peer`'s ring inside the segment of rank `owner` (no ring to self).
   static int slot(int owner, int peer) noexcept { return peer < owner ? peer : peer - 1; }
 
-  MPI_Comm node_ = MPI_COMM_NULL;
-  MPI_Win win_ = MPI_WIN_NULL;
+  /// Maps `bytes` of the segment called `name`, creating it when `create`;
+  /// null on failure, with `error` saying what failed.
+  static void* map_segment(const std::string& name, std::size_t bytes, bool create, std::string& error) noexcept;
+
+  std::vector<void*> segments_;  // mapped, by local rank (own included)
+  std::size_t segment_bytes_ = 0;
   int me_ = 0, n_ = 1;
   std::size_t cap_ = 0;
   sleep_slot* own_slot_ = nullptr;
