@@ -19,6 +19,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "am/transport.hpp"  // users of messages see the transport contract too
 #include "weft/serialize.hpp"
 #include "weft/detail/task_alloc.hpp"
 
@@ -302,44 +303,5 @@ class am_message {
 };
 static_assert(sizeof(am_message) == 56, "a small message plus the ring's sequence word fills one cache line");
 static_assert(sizeof(am_message::raw) == 56 && std::is_trivially_copyable_v<am_message::raw>);
-
-/// Delivery of a message on its destination rank (called from progress).
-/// Handler tasks it starts are queued without waking idle workers; the
-/// transport wakes one per delivered batch (am_transport::delivered).
-using am_dispatch_fn = void (*)(void* rank_ctx, am_message&& m);
-
-class scheduler;
-/// Wakes an idle worker of `s` (defined by the scheduler).
-void wake_one_worker(scheduler* s) noexcept;
-
-/// What a backend offers the layers above (one object per local rank).
-class am_transport {
- public:
-  virtual ~am_transport() = default;
-  /// Sends `m` to `dest` (m.source is filled in). Thread-safe; never blocks
-  /// on the receiver. The transport owns `m` until it is delivered or its
-  /// contents are sent (that is when the body's `keep` is released).
-  virtual void send(int dest, am_message&& m) = 0;
-  /// Delivers pending incoming messages to the dispatcher; true if any.
-  /// Thread-safe (concurrent callers return at once).
-  virtual bool progress() = 0;
-
-  /// The rank's scheduler: its handler tasks run there.
-  scheduler* owner = nullptr;
-  /// Messages handed to the dispatcher so far (quiescence: compared with
-  /// what all ranks sent). Counted per batch, after the batch's handlers
-  /// were queued, so it never runs ahead of the work it stands for.
-  std::atomic<std::uint64_t> handled{0};
-
- protected:
-  /// After a batch of deliveries: one count and one wake-up for all the
-  /// handler tasks it queued (one atomic and one fence per batch instead of
-  /// one per message).
-  void delivered(std::size_t n) noexcept {
-    if (n == 0) return;
-    handled.fetch_add(n, std::memory_order_release);
-    if (owner != nullptr) wake_one_worker(owner);
-  }
-};
 
 }  // namespace weft::detail

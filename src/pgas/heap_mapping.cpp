@@ -9,10 +9,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "am/transport.hpp"
 #include "runtime/runtime_state.hpp"
-#if WEFT_HAVE_MPI
-#include "am/mpi/mpi_transport.hpp"
-#endif
 
 namespace weft::pgas::detail {
 
@@ -40,7 +38,6 @@ void map_private_heaps(process_pgas& p) {
   }
 }
 
-#if WEFT_HAVE_MPI
 namespace {
 
 /// Names every rank's heap object: the job is named by its rank 0's process
@@ -65,7 +62,7 @@ std::uint64_t g_job[2];
 }  // namespace
 
 void map_own_shared_heap(process_pgas& p, weft::detail::process_runtime& rt) {
-  auto& t = static_cast<weft::detail::mpi_transport&>(*rt.transports[0]);
+  weft::detail::am_transport& t = *rt.transports[0];
   const int me = p.first_rank;
   const bool root = me == 0;
   const auto job = t.global_sum({root ? static_cast<std::uint64_t>(getpid()) : 0, root ? host_hash() : 0, p.segment});
@@ -90,7 +87,7 @@ void map_own_shared_heap(process_pgas& p, weft::detail::process_runtime& rt) {
 }
 
 void map_node_peers(process_pgas& p, weft::detail::process_runtime& rt) {
-  auto& t = static_cast<weft::detail::mpi_transport&>(*rt.transports[0]);
+  weft::detail::am_transport& t = *rt.transports[0];
   const int me = p.first_rank;
   const std::uint64_t job[2] = {g_job[0], g_job[1]};
   t.global_sum({0, 0, 0});  // every object exists
@@ -112,10 +109,6 @@ void map_node_peers(process_pgas& p, weft::detail::process_runtime& rt) {
   shm_unlink(g_own_name.c_str());
   g_own_name.clear();
 }
-#else
-void map_own_shared_heap(process_pgas& p, weft::detail::process_runtime&) { map_private_heaps(p); }
-void map_node_peers(process_pgas&, weft::detail::process_runtime&) {}
-#endif
 
 void unmap_heaps(process_pgas& p) noexcept {
   for (const mapping& m : p.maps) munmap(m.base, m.bytes);

@@ -62,7 +62,8 @@ void pgas_start(process_runtime& rt) {
   for (auto& r : p->local) r->cache = std::make_unique<software_cache>(r->rank, p->cache, p->segment);
   g_pgas = std::move(p);  // fail() below may name the rank
   check_cache_config(g_pgas->cache);
-  const bool shared = rt.backend == "mpi";
+  // Ranks in other processes of this node map the heaps they share.
+  const bool shared = rt.transports[0]->node_shared_memory();
   if (shared)
     map_own_shared_heap(*g_pgas, rt);
   else

@@ -9,7 +9,9 @@
 #include <unistd.h>
 
 #include "am/smp/smp_transport.hpp"
+#if WEFT_HAVE_MPI
 #include "am/mpi/mpi_transport.hpp"
+#endif
 #include "runtime/launcher.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/fence.hpp"
@@ -154,7 +156,6 @@ void wire_rank(process_runtime& rt, int i) {
 
 void start_smp(process_runtime& rt) {
   const runtime_options& o = rt.opts;
-  rt.backend = "smp";
   rt.world_size = o.ranks;
   const int cores = allowed_cores();  // the ranks share this process's mask
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.ranks);
@@ -164,15 +165,17 @@ void start_smp(process_runtime& rt) {
     rt.comms.push_back(std::make_unique<rank_comm>(r, o.ranks, rt.local[static_cast<std::size_t>(r)].get()));
     rt.transports.push_back(world->make_transport(r));
     world->attach(r, rt.local[static_cast<std::size_t>(r)].get(), &am_dispatch, rt.comms.back().get());
-    static_cast<smp_transport&>(*rt.transports.back()).attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
+    rt.transports.back()->attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
     wire_rank(rt, r);
   }
   rt.backend_state = world;
 }
 
-/// All local ranks idle, every inbox empty and every message sent handled,
-/// observed twice in a row with nothing new in between.
-void wait_smp_world_quiescent(process_runtime& rt) {
+/// Every rank idle and every message sent anywhere handled, agreed by all
+/// processes (the decision uses only job-wide sums, so all stop on the same
+/// round), twice in a row with the same job-wide count and nothing moving.
+void wait_world_quiescent(process_runtime& rt) {
+  am_transport& job = *rt.transports[0];
   std::uint64_t last_sent = ~std::uint64_t{0};
   int stable = 0;
   while (stable < 2) {
@@ -182,22 +185,26 @@ void wait_smp_world_quiescent(process_runtime& rt) {
     std::uint64_t handled = 0, sent = 0;
     for (auto& c : rt.comms) handled += c->handled();
     for (auto& c : rt.comms) sent += c->sent();
-    bool idle = true;
-    for (auto& s : rt.local) idle = idle && s->quiescent();
-    if (!moved && idle && sent == handled && sent == last_sent)
+    bool busy = moved;
+    for (auto& s : rt.local) busy = busy || !s->quiescent();
+    const auto g = job.global_sum({sent, handled, busy ? 1u : 0u});
+    if (g[0] == g[1] && g[2] == 0 && g[0] == last_sent)
       ++stable;
     else
       stable = 0;
-    last_sent = sent;
+    last_sent = g[0];
   }
 }
 
 #if WEFT_HAVE_MPI
 void start_mpi(process_runtime& rt) {
   const runtime_options& o = rt.opts;
+  if (o.ranks > 1) {
+    std::fprintf(stderr, "weft: --weft:ranks applies to the smp backend; under mpiexec use mpiexec -n\n");
+    std::exit(2);
+  }
   auto t = std::make_unique<mpi_transport>(
       &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk});
-  rt.backend = "mpi";
   rt.world_size = t->size();
   rt.first_rank = t->rank();
   // By default the node's cores are shared among its ranks, within what
@@ -221,7 +228,7 @@ void start_mpi(process_runtime& rt) {
   rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
-  rt.abort_job = [](int code) { mpi_transport::abort_world(code); };
+  if (const am_transport::abort_fn abort = t->job_abort()) rt.abort_job = abort;
   // Worker-driven progress: a task's messages go to MPI as soon as it
   // ends or waits, not at the worker's next poll (mpi_transport::flush).
   if (rt.opts.progress != "thread") {
@@ -233,28 +240,6 @@ void start_mpi(process_runtime& rt) {
   wire_rank(rt, 0);
 }
 
-/// Every rank idle and every message sent everywhere handled, agreed by all
-/// ranks (the decision uses only global sums, so all ranks stop on the same
-/// round), twice in a row with the same global count.
-void wait_mpi_world_quiescent(process_runtime& rt) {
-  auto* t = static_cast<mpi_transport*>(rt.transports[0].get());
-  rank_comm& c = *rt.comms[0];
-  std::uint64_t last_sent = ~std::uint64_t{0};
-  int stable = 0;
-  while (stable < 2) {
-    rt.local[0]->wait_quiescent();
-    const bool moved = t->progress();
-    const std::uint64_t handled = c.handled();
-    const std::uint64_t sent = c.sent();
-    const bool busy = moved || !rt.local[0]->quiescent();
-    auto g = t->global_sum({sent, handled, busy ? 1u : 0u});
-    if (g[0] == g[1] && g[2] == 0 && g[0] == last_sent)
-      ++stable;
-    else
-      stable = 0;
-    last_sent = g[0];
-  }
-}
 #endif
 
 /// --weft:backend=smp (or no MPI in this build) in a process a launcher
@@ -271,50 +256,69 @@ void refuse_separate_jobs(const runtime_options& o, const launcher_info& launche
   std::exit(2);
 }
 
-bool want_mpi(const runtime_options& o) {
-  const launcher_info launcher = detect_launcher();
-  if (o.backend == "smp") {
-    refuse_separate_jobs(o, launcher, "--weft:backend=smp");
-    return false;
-  }
+/// A backend of this build: how it is named (--weft:backend), whether
+/// `auto` picks it for a process a launcher started, how it starts and how
+/// the runtime waits for the job to go quiet before stopping it. Adding one:
+/// a folder under src/am with its am_transport, and a row here.
+struct backend {
+  const char* name;
+  /// `auto` takes the first row available for this launch.
+  bool (*available)(const launcher_info& launcher);
+  void (*start)(process_runtime& rt);
+  void (*quiesce)(process_runtime& rt);
+  /// The job is this one process: a launcher starting several would start
+  /// separate jobs (refused unless --weft:smp-per-process=1).
+  bool one_process;
+};
+
+bool always(const launcher_info&) { return true; }
 #if WEFT_HAVE_MPI
-  if (o.backend == "mpi") return true;
-  return launcher.size > 1;
-#else
-  if (o.backend == "mpi") {
-    std::fprintf(stderr, "weft: --weft:backend=mpi, but this weft was built without MPI\n");
-    std::exit(2);
-  }
-  refuse_separate_jobs(o, launcher, "this weft was built without MPI");
-  return false;
+bool launched_as_several(const launcher_info& launcher) { return launcher.size > 1; }
 #endif
+
+constexpr backend backends[] = {
+#if WEFT_HAVE_MPI
+    {"mpi", launched_as_several, start_mpi, wait_world_quiescent, false},
+#endif
+    {"smp", always, start_smp, wait_world_quiescent, true},
+};
+
+const backend* backend_named(const std::string& name) {
+  for (const backend& b : backends)
+    if (name == b.name) return &b;
+  return nullptr;
+}
+
+const backend& choose_backend(const runtime_options& o) {
+  const launcher_info launcher = detect_launcher();
+  const backend* chosen = nullptr;
+  if (o.backend == "auto") {
+    for (const backend& b : backends)
+      if (chosen == nullptr && b.available(launcher)) chosen = &b;
+  } else {
+    chosen = backend_named(o.backend);
+    if (chosen == nullptr) {
+      std::fprintf(stderr, "weft: --weft:backend=%s, but this weft was built without %s\n", o.backend.c_str(),
+                   o.backend == "mpi" ? "MPI" : "it");
+      std::exit(2);
+    }
+  }
+  if (chosen->one_process)
+    refuse_separate_jobs(o, launcher,
+                         o.backend == "auto" ? "this weft was built without MPI" : "--weft:backend=smp");
+  return *chosen;
 }
 
 }  // namespace
 
 void start_backend(process_runtime& rt) {
-  if (want_mpi(rt.opts)) {
-#if WEFT_HAVE_MPI
-    if (rt.opts.ranks > 1) {
-      std::fprintf(stderr, "weft: --weft:ranks applies to the smp backend; under mpiexec use mpiexec -n\n");
-      std::exit(2);
-    }
-    start_mpi(rt);
-#endif
-    return;
-  }
-  start_smp(rt);
+  const backend& b = choose_backend(rt.opts);
+  rt.backend = b.name;
+  b.start(rt);
 }
 
 void stop_backend(process_runtime& rt) {
-#if WEFT_HAVE_MPI
-  if (rt.backend == "mpi")
-    wait_mpi_world_quiescent(rt);
-  else
-    wait_smp_world_quiescent(rt);
-#else
-  wait_smp_world_quiescent(rt);
-#endif
+  if (const backend* b = backend_named(rt.backend)) b->quiesce(rt);
   for (auto& s : rt.local) s->stop();
   claimed_cores = core_claim();  // the workers have ended: other processes may take the cores
   rt.stop_progress.store(true, std::memory_order_release);

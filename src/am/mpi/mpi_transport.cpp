@@ -1,5 +1,6 @@
 #include "am/mpi/mpi_transport.hpp"
 
+#include "am/mpi/frame_codec.hpp"
 #include "am/mpi/node_rings.hpp"
 #include "am/mpi/rank_facts.hpp"
 
@@ -37,89 +38,13 @@ constexpr int passes_between_mpi_calls = 16;
 /// idle worker napping between passes makes few of them).
 constexpr std::chrono::microseconds idle_time_between_mpi_calls{50};
 
-// Wire layout: an eager MPI message is a sequence of frames, one per active
-// message. A frame: prefix (a long body adds its length), header bytes,
-// body bytes, the bulk segment lengths, then either the bulk segments
-// themselves (flattened), each starting at an offset from the message's
-// start that is a multiple of segment_alignment, or nothing (they follow on
-// tag_bulk, in frame order). Aligned segments let a weft::buffer<double>
-// that arrives in the receive block be used where it lies.
-// An eager MPI message is never longer than the receivers' posted receive
-// buffers (recv_size_): a frame whose body alone would not fit sends the
-// body on tag_bulk too, ahead of its segments (wire_body_apart).
-// The prefix is 8 bytes, plus 8 more for a body of 64 KiB or more (rare:
-// bodies that big are arrays, which travel as bulk segments); a frame with
-// no bulk segments and a body under 256 bytes (most remote calls and their
-// replies) has a 3-byte compact prefix instead. MPICH/UCX sends a message
-// of up to 92 bytes faster than one of 93 or more (its shared-memory
-// short-message limit; docs/DISTRIBUTED.md, "The 92-byte short path"), and
-// every byte of prefix counts against it: with
-// the compact prefix a remote call of a plain function taking a 64-byte
-// weft::buffer is 92 bytes (3 prefix, 8 reply token, 16 call id, 1 length,
-// 64 payload), two coalesced 8-byte calls 72.
-struct wire_prefix {
-  std::uint8_t magic;
-  std::uint8_t handler;
-  std::uint8_t header_len;
-  std::uint8_t flags;      // wire_flattened | wire_long_body | wire_body_apart
-  std::uint16_t n_bulk;
-  std::uint16_t body_len;  // when not wire_long_body
-};
-static_assert(sizeof(wire_prefix) == 8);
-struct wire_compact_prefix {
-  std::uint8_t tag;  // wire_compact_magic in the high 4 bits, the handler in the low 4
-  std::uint8_t header_len;
-  std::uint8_t body_len;
-};
-static_assert(sizeof(wire_compact_prefix) == 3);
-constexpr std::uint8_t wire_magic = 0xf7;
-constexpr std::uint8_t wire_compact_magic = 0xe0;  // differs from wire_magic in the high 4 bits
-constexpr std::uint8_t wire_compact_mask = 0xf0;
-constexpr std::size_t compact_body_max = 0xff;
-constexpr unsigned compact_handler_max = 0x0f;
-constexpr std::uint8_t wire_flattened = 1;  // the bulk segments follow inline
-constexpr std::uint8_t wire_long_body = 2;  // a std::uint64_t body length follows the prefix
-constexpr std::uint8_t wire_body_apart = 4;  // (with wire_long_body) the body follows on tag_bulk
-constexpr std::uint8_t wire_known_flags = wire_flattened | wire_long_body | wire_body_apart;
+// The frames of an eager MPI message: am/mpi/frame_codec.hpp.
 /// Eager receives kept posted. Each takes a pooled block of recv_size_
 /// bytes; more than this many messages arriving between two progress
 /// passes wait in MPI's unexpected queue until receives are posted again.
 constexpr int posted_receives = 4;
 /// Eager sends retired together (mpi_transport::retire_sends).
 constexpr std::size_t retire_group = 8;
-constexpr std::size_t short_body_max = 0xffff;
-constexpr std::size_t segment_alignment = 16;    // alignof(std::max_align_t)
-
-constexpr std::size_t align_up(std::size_t n, std::size_t a) noexcept { return (n + a - 1) / a * a; }
-
-/// A growable byte buffer that does not zero what it grows into (the frames
-/// overwrite it at once).
-class wire_buffer {
- public:
-  std::byte* data() noexcept { return data_.get(); }
-  std::size_t size() const noexcept { return size_; }
-  bool empty() const noexcept { return size_ == 0; }
-  void clear() noexcept { size_ = 0; }
-  /// Appends n uninitialized bytes; returns where they start.
-  std::byte* grow(std::size_t n) {
-    if (size_ + n > cap_) {
-      std::size_t cap = cap_ < 4096 ? 4096 : cap_;
-      while (cap < size_ + n) cap *= 2;
-      std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
-      if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
-      data_ = std::move(bigger);
-      cap_ = cap;
-    }
-    std::byte* at = data_.get() + size_;
-    size_ += n;
-    return at;
-  }
-
- private:
-  std::unique_ptr<std::byte[]> data_;
-  std::size_t size_ = 0, cap_ = 0;
-};
-
 struct outgoing {
   int dest;
   am_message msg;
@@ -544,74 +469,11 @@ int mpi_transport::poll_rings(int most, Deliver& deliver) {
 }
 
 void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
-  const auto header = m.header_bytes();
-  const auto bytes = m.body_bytes();
-  const std::size_t n_bulk = m.bulk_count();
-  if (n_bulk == 0 && bytes.size() <= compact_body_max && static_cast<unsigned>(m.handler) <= compact_handler_max) {
-    // Most calls and replies: compact prefix, header, body, copied whole.
-    const std::size_t frame = sizeof(wire_compact_prefix) + header.size() + bytes.size();
-    if (!batch.buffer.empty() && batch.buffer.size() + frame > batch_limit_) close_batch(batch);
-    const wire_compact_prefix pre{static_cast<std::uint8_t>(wire_compact_magic | static_cast<unsigned>(m.handler)),
-                                  static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(bytes.size())};
-    std::byte* w = batch.buffer.grow(frame);
-    std::memcpy(w, &pre, sizeof pre);
-    if (!header.empty()) std::memcpy(w + sizeof pre, header.data(), header.size());
-    if (!bytes.empty()) std::memcpy(w + sizeof pre + header.size(), bytes.data(), bytes.size());
-    return;
-  }
-  const std::size_t descriptor = sizeof(wire_prefix) + 8 + header.size() + 8 * n_bulk;  // with a long body
-  // A body that would make the frame longer than a posted receive travels
-  // apart, like a large segment (send() keeps `descriptor` itself short).
-  const bool body_apart = descriptor + bytes.size() > recv_size_;
-  const bool long_body = body_apart || bytes.size() > short_body_max;
-  const std::size_t fixed = descriptor - (long_body ? 0 : 8) + (body_apart ? 0 : bytes.size());
-  std::size_t bulk_total = 0;
-  for (std::size_t i = 0; i < n_bulk; ++i) bulk_total += m.bulk_segment(i).size();
-  const std::size_t padding = n_bulk * (segment_alignment - 1);  // at most
-  const bool flatten = !body_apart && fixed + bulk_total + padding <= eager_limit_;
-  const std::size_t frame_max = fixed + (flatten ? bulk_total + padding : 0);
-  if (!batch.buffer.empty() && batch.buffer.size() + frame_max > batch_limit_) {
-    // Full: send what is there, continue in a fresh batch for this rank.
-    close_batch(batch);
-  }
-  // The frame's exact size, with each flattened segment aligned relative to
-  // the start of the MPI message (where the receiver's block starts).
-  const std::size_t start = batch.buffer.size();
-  std::size_t frame = fixed;
-  if (flatten)
-    for (std::size_t i = 0; i < n_bulk; ++i)
-      frame = align_up(start + frame, segment_alignment) - start + m.bulk_segment(i).size();
-  wire_prefix pre{wire_magic,
-                  static_cast<std::uint8_t>(m.handler),
-                  static_cast<std::uint8_t>(header.size()),
-                  static_cast<std::uint8_t>((flatten ? wire_flattened : 0) | (long_body ? wire_long_body : 0) |
-                                            (body_apart ? wire_body_apart : 0)),
-                  static_cast<std::uint16_t>(n_bulk),
-                  static_cast<std::uint16_t>(long_body ? 0 : bytes.size())};
-  std::byte* w = batch.buffer.grow(frame);
-  auto put = [&w](const void* src, std::size_t n) {
-    if (n != 0) std::memcpy(w, src, n);
-    w += n;
-  };
-  put(&pre, sizeof pre);
-  if (long_body) {
-    const std::uint64_t len = bytes.size();
-    put(&len, 8);
-  }
-  put(header.data(), header.size());
-  if (!body_apart) put(bytes.data(), bytes.size());
-  for (std::size_t i = 0; i < n_bulk; ++i) {
-    const std::uint64_t len = m.bulk_segment(i).size();
-    put(&len, 8);
-  }
-  if (flatten) {
-    std::byte* const base = batch.buffer.data();
-    for (std::size_t i = 0; i < n_bulk; ++i) {
-      w = base + align_up(static_cast<std::size_t>(w - base), segment_alignment);
-      put(m.bulk_segment(i).data(), m.bulk_segment(i).size());
-    }
-    return;  // `m` (and what it keeps alive) is released now: its bytes are copied
-  }
+  const frame_plan plan = plan_frame(m, eager_limit_, recv_size_);
+  // Full: send what is there, continue in a fresh batch for this rank.
+  if (!batch.buffer.empty() && batch.buffer.size() + plan.most_bytes > batch_limit_) close_batch(batch);
+  write_frame(batch.buffer, m, plan);
+  if (plan.compact || plan.flatten) return;  // `m` (and what it keeps alive) is released now: its bytes are copied
   // Bulk segments (after a body sent apart) go now, straight from the
   // message's memory; the receiver posts its receives in frame order, which
   // MPI's ordering matches.
@@ -621,7 +483,8 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
       MPI_Isend(data + at, len, MPI_BYTE, batch.dest, tag_bulk, p_->comm, &batch.bulk.back());
     });
   };
-  if (body_apart) send_apart(bytes.data(), bytes.size());
+  const std::size_t n_bulk = m.bulk_count();
+  if (plan.body_apart) send_apart(m.body_bytes().data(), m.body_bytes().size());
   for (std::size_t i = 0; i < n_bulk; ++i) send_apart(m.bulk_segment(i).data(), m.bulk_segment(i).size());
   batch.held.push_back(std::move(m));
   // A frame whose bulk segments travel separately ends its batch. Batched
@@ -630,7 +493,7 @@ void mpi_transport::append_frame(in_flight_send& batch, am_message&& m) {
   // stayed in step, each core copying two payloads while the other waited
   // (docs/DISTRIBUTED.md, "A frame with rendezvous segments closes its MPI
   // message").
-  if (n_bulk != 0 || body_apart) close_batch(batch);
+  if (n_bulk != 0 || plan.body_apart) close_batch(batch);
 }
 
 void mpi_transport::close_batch(in_flight_send& batch) { start_send(std::exchange(batch, fresh_batch(batch.dest))); }
@@ -644,9 +507,7 @@ template <class Deliver>
 void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block,
                                 Deliver& deliver) {
   auto bad = [&](const char* why) { corrupt_from(source, why); };
-  const std::byte* c = buf.data();
-  const std::byte* end = buf.data() + buf.size();
-  if (c == end) bad("empty message");
+  if (buf.empty()) bad("empty message");
   // Without a block (a record read in its ring), the first flattened frame
   // moves the rest of the reading into a pooled copy: its views outlive
   // the ring's bytes.
@@ -654,93 +515,49 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
   auto own_the_bytes = [&] {
     copy = p_->block_for(buf.size());
     std::memcpy(copy->data.get(), buf.data(), buf.size());
-    c = copy->data.get() + (c - buf.data());
-    end = copy->data.get() + buf.size();
     buf = std::span<const std::byte>(copy->data.get(), buf.size());
     block = copy;
   };
-  while (c != end) {
-    // A compact prefix reads as the full one with no flags and no segments.
-    wire_prefix pre;
-    const bool compact = (static_cast<std::uint8_t>(*c) & wire_compact_mask) == wire_compact_magic;
-    const std::size_t prefix_len = compact ? sizeof(wire_compact_prefix) : sizeof pre;
-    if (static_cast<std::size_t>(end - c) < prefix_len) bad("shorter than its prefix");
-    if (compact) {
-      wire_compact_prefix cp;
-      std::memcpy(&cp, c, sizeof cp);
-      pre = wire_prefix{wire_magic, static_cast<std::uint8_t>(cp.tag & ~wire_compact_mask), cp.header_len, 0, 0,
-                        cp.body_len};
-    } else {
-      std::memcpy(&pre, c, sizeof pre);
-      if (pre.magic != wire_magic) bad("bad magic");
-    }
-    if (pre.header_len > am_header_capacity) bad("protocol header too long");
-    if ((pre.flags & ~wire_known_flags) != 0) bad("unknown frame flags");
-    const bool body_apart = (pre.flags & wire_body_apart) != 0;
-    if (body_apart && (pre.flags & (wire_long_body | wire_flattened)) != wire_long_body)
-      bad("a body sent apart without its length");
-    c += prefix_len;
-    std::uint64_t body_len = pre.body_len;
-    if (pre.flags & wire_long_body) {
-      if (static_cast<std::size_t>(end - c) < 8) bad("shorter than its prefix");
-      std::memcpy(&body_len, c, 8);
-      c += 8;
-      // Checked alone first: a forged 64-bit length would overflow the sum below.
-      if (body_len > (body_apart ? std::uint64_t{1} << 40 : static_cast<std::size_t>(end - c)))
-        bad("lengths exceed the message");
-    }
-    const std::size_t inline_body = body_apart ? 0 : static_cast<std::size_t>(body_len);
-    const std::size_t rest = pre.header_len + inline_body + 8ull * pre.n_bulk;
-    if (rest > static_cast<std::size_t>(end - c)) bad("lengths exceed the message");
+  frame_fields f;
+  std::size_t at = 0;
+  while (at != buf.size()) {
+    if (const char* why = read_frame(buf, at, f)) bad(why);
     in_flight_recv r;
     r.source = source;
     auto receive_apart = [&](std::byte* data, std::size_t n) {
-      for_each_piece(n, chunk_, [&](std::size_t at, int len) {
+      for_each_piece(n, chunk_, [&](std::size_t piece_at, int len) {
         r.requests.emplace_back();
-        MPI_Irecv(data + at, len, MPI_BYTE, source, tag_bulk, p_->comm, &r.requests.back());
+        MPI_Irecv(data + piece_at, len, MPI_BYTE, source, tag_bulk, p_->comm, &r.requests.back());
       });
     };
     am_message& m = r.msg;
     m.source = source;
-    m.handler = static_cast<am_handler>(pre.handler);
-    m.set_header(c, pre.header_len);
-    c += pre.header_len;
-    if (body_apart) {
+    m.handler = static_cast<am_handler>(f.handler);
+    m.set_header(buf.data() + f.header_at, f.header_len);
+    if (f.body_apart) {
       // It follows on tag_bulk, ahead of any segments (append_frame's order).
       auto& body = m.spill().bytes;
-      body.resize(static_cast<std::size_t>(body_len));
+      body.resize(static_cast<std::size_t>(f.body_len));
       receive_apart(body.data(), body.size());
     } else {
-      m.set_body_bytes(c, inline_body);
-      c += inline_body;
+      m.set_body_bytes(buf.data() + f.body_at, static_cast<std::size_t>(f.body_len));
     }
-    if (pre.n_bulk == 0) {
-      if (body_apart)
+    if (f.bulk_lens.empty()) {
+      if (f.body_apart)
         p_->recvs.push_back(std::move(r));
       else
         deliver(std::move(m));
       continue;
     }
-    std::vector<std::uint64_t> lens(pre.n_bulk);
-    for (auto& l : lens) {
-      std::memcpy(&l, c, 8);
-      c += 8;
-      if (l > (std::uint64_t{1} << 40)) bad("bulk segment length out of range");
-    }
     auto& ool = m.spill();
-    ool.bulk.reserve(lens.size());
-    if (pre.flags & wire_flattened) {
+    ool.bulk.reserve(f.bulk_lens.size());
+    if (f.flattened) {
       if (block == nullptr) own_the_bytes();
       // Views into the receive block, which stays out of the pool until
       // the handler (and any weft::buffer it kept) is done with them: no
       // copy, no allocation per segment.
-      for (std::size_t i = 0; i < lens.size(); ++i) {
-        const std::size_t off = align_up(static_cast<std::size_t>(c - buf.data()), segment_alignment);
-        if (off > buf.size() || lens[i] > buf.size() - off) bad("flattened segments exceed the message");
-        c = buf.data() + off;
-        ool.bulk.emplace_back(c, lens[i]);
-        c += lens[i];
-      }
+      for (std::size_t i = 0; i < f.bulk_lens.size(); ++i)
+        ool.bulk.emplace_back(buf.data() + f.bulk_at[i], static_cast<std::size_t>(f.bulk_lens[i]));
       block->refs.fetch_add(1, std::memory_order_relaxed);
       ool.keep = serialization::owner::borrow(block, &mpi_recv_block::release);
       deliver(std::move(m));
@@ -749,14 +566,14 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     // The segments follow on tag_bulk: received into one pooled block
     // (uninitialized, reused), each segment aligned, delivered as views.
     std::size_t room = 0;
-    for (auto l : lens) room = align_up(room, segment_alignment) + l;
+    for (auto l : f.bulk_lens) room = align_up(room, segment_alignment) + static_cast<std::size_t>(l);
     mpi_recv_block* target = p_->block_for(room);
-    std::size_t at = 0;
-    for (std::size_t i = 0; i < lens.size(); ++i) {
-      at = align_up(at, segment_alignment);
-      ool.bulk.emplace_back(target->data.get() + at, lens[i]);
-      receive_apart(target->data.get() + at, lens[i]);
-      at += lens[i];
+    std::size_t off = 0;
+    for (const std::uint64_t l : f.bulk_lens) {
+      off = align_up(off, segment_alignment);
+      ool.bulk.emplace_back(target->data.get() + off, static_cast<std::size_t>(l));
+      receive_apart(target->data.get() + off, static_cast<std::size_t>(l));
+      off += static_cast<std::size_t>(l);
     }
     ool.keep = serialization::owner::borrow(target, &mpi_recv_block::release);  // block_for's reference
     p_->recvs.push_back(std::move(r));

@@ -77,6 +77,10 @@ class mpi_transport final : public am_transport {
 
   void send(int dest, am_message&& m) override;
   bool progress() override;
+  job_shape shape() const noexcept override { return {rank_, size_, local_rank_, local_size_}; }
+  abort_fn job_abort() const noexcept override { return &abort_world; }
+  /// Node peers open a heap by name in /dev/shm (pgas/heap_mapping.cpp).
+  bool node_shared_memory() const noexcept override { return true; }
   /// Hands what the workers queued to MPI (or the node's rings) now, unless the calling worker
   /// has other tasks ready (they may add to the batch; the next progress
   /// pass sends it) or another thread is inside a progress pass (which
@@ -89,14 +93,13 @@ class mpi_transport final : public am_transport {
   /// Installs flush as `s`'s publish hook (s: this rank's scheduler; for
   /// worker-driven progress) and lets send() hand a task's first message
   /// to MPI itself.
-  void attach_publisher(scheduler& s) noexcept;
+  void attach_publisher(scheduler& s) noexcept override;
   /// Where this rank's idle workers should sleep so that ranks of this node
   /// writing to its rings wake them (scheduler::sleep_in); null without rings.
-  sleep_slot* node_sleep_slot() noexcept;
+  sleep_slot* node_sleep_slot() noexcept override;
 
-  /// Sums three counters over all ranks (a non-blocking allreduce) while
-  /// still progressing messages, so ranks that are not yet here get served.
-  std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local);
+  /// A non-blocking allreduce over the world, progressed while it waits.
+  std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local) override;
   /// MPI_Abort on the world.
   [[noreturn]] static void abort_world(int code) noexcept;
 

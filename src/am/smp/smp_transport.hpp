@@ -140,8 +140,12 @@ class smp_transport final : public am_transport {
   smp_transport(smp_world& w, int rank) : world_(w), rank_(rank) {}
   void send(int dest, am_message&& m) override;
   bool progress() override;
+  /// Every rank is in this process, which is also the node.
+  job_shape shape() const noexcept override { return {rank_, world_.nranks(), rank_, world_.nranks()}; }
+  /// The job is this process: its counts are already the job's.
+  std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local) override { return local; }
   /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
-  void attach_publisher(scheduler& s) noexcept;
+  void attach_publisher(scheduler& s) noexcept override;
 
  private:
   /// Rings a worker publishes at once when it has written this many
