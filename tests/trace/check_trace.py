@@ -5,7 +5,9 @@ Usage: check_trace.py TRACE RANKS WORKERS CALLS
 
 RANKS ranks, each with WORKERS worker rows; every rank ran CALLS remote
 calls of traced_remote_square (each one task interval named after it) and
-sent CALLS calls to the next rank. Prints "trace check passed" or the
+sent CALLS calls to the next rank; the job ran forked tasks (at least one
+interval of kind "forked task") and every rank ran a collective's steps as a
+task (an interval of kind "collective"). Prints "trace check passed" or the
 problems found (exit status 1).
 """
 import collections
@@ -40,6 +42,7 @@ def check(path, ranks, workers, calls):
     tasks = collections.Counter()
     named = collections.Counter()
     sends = collections.Counter()
+    kinds = collections.Counter()
     for e in events:
         if e["ph"] in ("X", "s", "f", "i") and (e["ts"] < 0 or e.get("dur", 0) < 0):
             problems.append(f"negative time: {e}")
@@ -47,6 +50,7 @@ def check(path, ranks, workers, calls):
             problems.append(f"event on an unnamed row: {e}")
         if e["ph"] == "X" and e["cat"] == "task":
             tasks[e["pid"]] += 1
+            kinds[(e["pid"], e["args"]["kind"])] += 1
             if "traced_remote_square" in e["name"]:
                 named[e["pid"]] += 1
                 if e["args"]["kind"] != "remote call":
@@ -61,6 +65,12 @@ def check(path, ranks, workers, calls):
             problems.append(f"rank {r}: {named[r]} intervals named traced_remote_square, expected {calls}")
         if sends[(r, (r + 1) % ranks)] < calls:
             problems.append(f"rank {r}: {sends[(r, (r + 1) % ranks)]} calls sent to the next rank, expected {calls}")
+
+    if sum(n for (_, kind), n in kinds.items() if kind == "forked task") == 0:
+        problems.append(f"no interval of kind 'forked task' (kinds: {dict(kinds)})")
+    for r in range(ranks):
+        if kinds[(r, "collective")] == 0:
+            problems.append(f"rank {r}: no interval of kind 'collective'")
 
     starts = collections.Counter(e["id"] for e in events if e["ph"] == "s")
     finishes = collections.Counter(e["id"] for e in events if e["ph"] == "f")
