@@ -4,6 +4,7 @@
 
 #include "am/rank_comm.hpp"
 #include "coll/coll_state.hpp"
+#include "trace/recorder.hpp"
 #include "weft/coll.hpp"
 
 namespace weft::detail {
@@ -34,6 +35,9 @@ void collective_send(int dest, std::uint64_t seq, int phase, std::vector<std::by
 }
 
 future<std::vector<std::vector<std::byte>>> collective_expect(std::uint64_t seq, int phase, int count) {
+  // The interval of a collective's steps up to this wait; only this one: a
+  // blocking collective runs in its caller's task, whose later work is not.
+  trace::name_this_interval(trace::kind::collective);
   coll_state& st = layer_state<coll_state>(current_comm());
   std::unique_lock lock(st.mutex);
   auto key = std::make_pair(seq, phase);

@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "forkjoin/state.hpp"
+#include "trace/recorder.hpp"
 #include "weft/checkout.hpp"
 
 namespace weft::detail::fj {
@@ -30,6 +31,7 @@ struct taken_task final : task_base {
     const entry_header& h = self->entry.h;
     fj_rank& me = current_rank();
     const task_record* r = resolve(me, h);
+    trace::name_running(trace::kind::forked_task, reinterpret_cast<const void*>(r->run));  // named after its packet
     const bool foreign = h.owner != me.rank;
     if (foreign) detail::pgas::task_boundary_acquire();  // see what the forking task wrote
     alignas(16) std::byte small[64];

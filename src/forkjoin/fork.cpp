@@ -5,6 +5,7 @@
 
 #include "forkjoin/state.hpp"
 #include "sched/scheduler.hpp"
+#include "trace/recorder.hpp"
 #include "weft/checkout.hpp"
 
 namespace weft::detail::fj {
@@ -84,7 +85,11 @@ void take_back_and_run(const cell_base& c) noexcept {
   task_entry e;
   if (!pop_newest_if(&c, &e)) return;
   task_base* t = make_stolen_task(e);
+  const trace::label joiner = trace::interval_end();  // the forked task gets an interval of its own
+  trace::interval_begin();
   t->run(t);  // completes c, frees t
+  trace::interval_end();
+  trace::interval_begin(joiner);
 }
 
 void join(cell_base& c, const char* what) {

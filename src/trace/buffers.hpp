@@ -21,6 +21,10 @@ struct thread_buffer {
   // The kind the next fresh interval gets (a stolen task, taken before it
   // runs), task: none.
   kind next = kind::task;
+  // The open interval's label before name_this_interval, which its end
+  // returns (valid while `renamed`).
+  label before_rename{};
+  bool renamed = false;
 };
 
 /// Threads that are not workers get tids from here on (per rank).

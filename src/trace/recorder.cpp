@@ -83,6 +83,7 @@ void begin(label l) noexcept {
   *r = record{t, 0, reinterpret_cast<std::uintptr_t>(l.fn), 0, -1, record_type::interval,
               static_cast<std::uint8_t>(l.what), 0};
   b.open = r - b.records.data();
+  b.renamed = false;  // the label given here replaces any rename
 }
 
 label end() noexcept {
@@ -91,6 +92,10 @@ label end() noexcept {
   record& r = b.records[static_cast<std::size_t>(b.open)];
   b.open = -1;
   r.dur = now() - r.t;
+  if (b.renamed) {
+    b.renamed = false;
+    return b.before_rename;
+  }
   return {reinterpret_cast<const void*>(r.a), static_cast<kind>(r.what)};
 }
 
@@ -98,8 +103,18 @@ void name_running(kind k, const void* fn) noexcept {
   thread_buffer& b = buffer();
   if (b.open < 0) return;
   record& r = b.records[static_cast<std::size_t>(b.open)];
-  r.what = static_cast<std::uint8_t>(k);
+  // A stolen task stays one: its function names it, its kind says how it came.
+  if (r.what != static_cast<std::uint8_t>(kind::stolen_task)) r.what = static_cast<std::uint8_t>(k);
   r.a = reinterpret_cast<std::uintptr_t>(fn);
+}
+
+void name_this_interval(kind k) noexcept {
+  thread_buffer& b = buffer();
+  if (b.open < 0) return;
+  record& r = b.records[static_cast<std::size_t>(b.open)];
+  if (!b.renamed) b.before_rename = {reinterpret_cast<const void*>(r.a), static_cast<kind>(r.what)};
+  b.renamed = true;
+  r.what = static_cast<std::uint8_t>(k);
 }
 
 void comm(record_type type, int peer, std::uint8_t what, std::uint64_t key, std::uint64_t bytes,

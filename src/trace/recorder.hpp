@@ -68,6 +68,7 @@ namespace impl {
 void begin(label l) noexcept;
 label end() noexcept;
 void name_running(kind k, const void* fn) noexcept;
+void name_this_interval(kind k) noexcept;
 void comm(record_type type, int peer, std::uint8_t what, std::uint64_t key, std::uint64_t bytes, std::uint64_t t0) noexcept;
 void steal(int victim_rank, int victim_worker) noexcept;
 }  // namespace impl
@@ -89,6 +90,14 @@ inline label interval_end() noexcept {
 inline void name_running(kind k, const void* fn = nullptr) noexcept {
   if (on()) [[unlikely]]
     impl::name_running(k, fn);
+}
+/// Names only the interval running on the calling thread: the task's next
+/// interval (after a suspension) carries the label from before. For code a
+/// task may or may not have been started for (a collective's steps run as
+/// their own task, or inside the caller's).
+inline void name_this_interval(kind k) noexcept {
+  if (on()) [[unlikely]]
+    impl::name_this_interval(k);
 }
 /// A steal of a task from worker `victim_worker` of rank `victim_rank`; the
 /// next task interval of the calling thread is that task's.

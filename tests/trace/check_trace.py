@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Checks a --weft:trace file written by trace_program.
 
-Usage: check_trace.py TRACE RANKS WORKERS CALLS
+Usage: check_trace.py TRACE RANKS WORKERS CALLS [kinds]
 
 RANKS ranks, each with WORKERS worker rows; every rank ran CALLS remote
 calls of traced_remote_square (each one task interval named after it) and
-sent CALLS calls to the next rank. Prints "trace check passed" or the
+sent CALLS calls to the next rank; with "kinds", the job ran forked tasks (at least one
+interval of kind "forked task") and every rank ran a collective's steps as a
+task (an interval of kind "collective"). Prints "trace check passed" or the
 problems found (exit status 1).
 """
 import collections
@@ -13,7 +15,7 @@ import json
 import sys
 
 
-def check(path, ranks, workers, calls):
+def check(path, ranks, workers, calls, want_kinds=False):
     problems = []
     with open(path) as f:
         doc = json.load(f)
@@ -40,6 +42,7 @@ def check(path, ranks, workers, calls):
     tasks = collections.Counter()
     named = collections.Counter()
     sends = collections.Counter()
+    kinds = collections.Counter()
     for e in events:
         if e["ph"] in ("X", "s", "f", "i") and (e["ts"] < 0 or e.get("dur", 0) < 0):
             problems.append(f"negative time: {e}")
@@ -47,6 +50,7 @@ def check(path, ranks, workers, calls):
             problems.append(f"event on an unnamed row: {e}")
         if e["ph"] == "X" and e["cat"] == "task":
             tasks[e["pid"]] += 1
+            kinds[(e["pid"], e["args"]["kind"])] += 1
             if "traced_remote_square" in e["name"]:
                 named[e["pid"]] += 1
                 if e["args"]["kind"] != "remote call":
@@ -62,6 +66,12 @@ def check(path, ranks, workers, calls):
         if sends[(r, (r + 1) % ranks)] < calls:
             problems.append(f"rank {r}: {sends[(r, (r + 1) % ranks)]} calls sent to the next rank, expected {calls}")
 
+    if want_kinds and sum(n for (_, kind), n in kinds.items() if kind == "forked task") == 0:
+        problems.append(f"no interval of kind 'forked task' (kinds: {dict(kinds)})")
+    for r in range(ranks if want_kinds else 0):
+        if kinds[(r, "collective")] == 0:
+            problems.append(f"rank {r}: no interval of kind 'collective'")
+
     starts = collections.Counter(e["id"] for e in events if e["ph"] == "s")
     finishes = collections.Counter(e["id"] for e in events if e["ph"] == "f")
     if not starts:
@@ -76,7 +86,7 @@ def check(path, ranks, workers, calls):
 
 def main():
     path, ranks, workers, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    problems = check(path, ranks, workers, calls)
+    problems = check(path, ranks, workers, calls, sys.argv[5:6] == ["kinds"])
     for p in problems[:20]:
         print("trace check:", p)
     if problems:

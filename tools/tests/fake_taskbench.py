@@ -17,9 +17,13 @@ without computing anything (it returns at once). Test-only flags:
   -fake-gap-us X        with TASKBENCH_TRACE=PREFIX set, write PREFIX.PID as this
                         project's binaries do: every timestep's tasks start X us
                         after the step before ended (default 1); the task times
-                        vary with the point, and a warm-up run is recorded first
+                        vary with the point, and a warm-up run is recorded first;
+                        with WEFT_TRACE=FILE set, the same tasks as a weft timeline
+                        trace (the first graph only, one worker row per point,
+                        between intervals of a main task)
 """
 
+import json
 import os
 import sys
 import time
@@ -115,6 +119,8 @@ def main(argv):
     elapsed = seconds / fake["cores"]
     if os.environ.get("TASKBENCH_TRACE"):
         write_trace(os.environ["TASKBENCH_TRACE"], graphs, fake["gap_us"])
+    if os.environ.get("WEFT_TRACE"):
+        write_weft_trace(os.environ["WEFT_TRACE"], graphs[0], fake["gap_us"])
     print("Total Tasks %d" % tasks)
     print("Total Dependencies %d" % deps)
     print("  Unable to estimate local/nonlocal dependencies")
@@ -140,6 +146,25 @@ def write_trace(prefix, graphs, gap_us):
                     for x in range(g["width"]):
                         f.write("%d %d %d %d %d\n" % (n, t, x, start, start + (10 + x) * 1000))
                     now = start + (10 + g["width"] - 1) * 1000
+
+
+def write_weft_trace(path, g, gap_us):
+    """write_trace's tasks of graph `g` as a --weft:trace file: point x's
+    intervals on worker x of rank 0, named "point_task"; a shorter interval
+    named "main" on worker 0 before every step (not a point task)."""
+    events = [{"ph": "M", "name": "process_name", "pid": 0, "tid": 0, "args": {"name": "rank 0"}}]
+    now = 10 ** 6
+    for _run in range(2):
+        for _t in range(g["steps"]):
+            start = now + gap_us
+            events.append({"ph": "X", "cat": "task", "name": "main", "pid": 0, "tid": 0,
+                           "ts": now, "dur": gap_us / 2, "args": {"kind": "task"}})
+            for x in range(g["width"]):
+                events.append({"ph": "X", "cat": "task", "name": "point_task", "pid": 0, "tid": x,
+                               "ts": start, "dur": 10 + x, "args": {"kind": "task"}})
+            now = start + 10 + g["width"] - 1
+    with open(path, "w") as f:
+        json.dump({"traceEvents": events, "otherData": {}}, f)
 
 
 if __name__ == "__main__":

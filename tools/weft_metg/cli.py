@@ -14,7 +14,7 @@ import tempfile
 from . import __version__
 from .analysis import (Sample, efficiency_at_multiple, metg, points_from_summary, ratio,
                        ratio_text, summarize)
-from .gaps import read_traces, remove_traces, step_overheads, table as gaps_table
+from .gaps import read_records, read_traces, read_weft_trace, remove_traces, step_overheads, table as gaps_table
 from .pairs import rotation, table as pairs_table
 from .parse import ParseError, parse_report, split_runs, describe_graphs, config_signature
 from .results import (CSV_NAME, JSON_NAME, PNG_NAME, CsvWriter, read_csv, read_json,
@@ -119,9 +119,9 @@ def _add_summary_options(p, plot_default=True):
         p.add_argument("--no-plot", action="store_true", help="do not write metg.png")
 
 
-def _add_one_iter_options(parser, reps: int, at_help: str) -> None:
+def _add_one_iter_options(parser, reps: int, at_help: str, impl_required: bool = True) -> None:
     """The options of the commands that run each implementation at one -iter (gaps, pairs)."""
-    parser.add_argument("--impl", action="append", required=True, metavar="NAME=COMMAND",
+    parser.add_argument("--impl", action="append", required=impl_required, metavar="NAME=COMMAND",
                         help="an implementation: NAME and a shell-style command prefix (repeat)")
     parser.add_argument("--iter", type=_iterations, metavar="N", help="the -iter to run at (N or 2^K)")
     parser.add_argument("--at", metavar="SWEEP", help=at_help)
@@ -200,7 +200,19 @@ def build_parser() -> argparse.ArgumentParser:
                     "each timestep took than its longest task, i.e. the cost of handing outputs "
                     "over and starting the next tasks, apart from the kernel's speed.")
     _add_one_iter_options(g, reps=5, at_help="a sweep's output folder or metg.json: run at the "
-                          "baseline's -iter nearest the granularity of its efficiency-at-K x METG column")
+                          "baseline's -iter nearest the granularity of its efficiency-at-K x METG column",
+                          impl_required=False)
+    g.add_argument("--trace", choices=("taskbench", "weft"), default="taskbench",
+                   help="which trace the runs write: taskbench (TASKBENCH_TRACE, default) or weft "
+                        "(WEFT_TRACE, the --weft:trace timeline of a weft binary; its task intervals "
+                        "are numbered into timesteps of -width points)")
+    g.add_argument("--task-name", metavar="NAME",
+                   help="weft traces: the name of the point tasks' intervals (default: the most "
+                        "frequent task name)")
+    g.add_argument("--from", dest="from_", action="append", metavar="NAME=PATH",
+                   help="analyse traces already written instead of running: a weft trace file or "
+                        "a TASKBENCH_TRACE prefix (the format is detected; repeat; a NAME may "
+                        "repeat for repetitions); the Task Bench flags after -- give -width and -steps")
 
     q = sub.add_parser(
         "pairs", help="paired efficiency ratios against a baseline at one task size",
@@ -399,8 +411,68 @@ def _one_iter_setup(args, common, command: str, scale: bool):
     return impls, baseline, iters
 
 
+def _graph_shape(common) -> tuple[int, int]:
+    """-width and -steps of the Task Bench flags (Task Bench's defaults: 4);
+    a weft trace is numbered into timesteps with them, so one graph only."""
+    if "-and" in common:
+        raise UsageError("weft traces: one graph only (no -and)")
+    shape = {"-width": 4, "-steps": 4}
+    for i, flag in enumerate(common[:-1]):
+        if flag in shape:
+            try:
+                shape[flag] = int(common[i + 1])
+            except ValueError:
+                raise UsageError("%s %r is not a number" % (flag, common[i + 1]))
+    return shape["-width"], shape["-steps"]
+
+
+def _gaps_from_files(args, common) -> int:
+    """metg gaps --from: the step overhead of traces already written."""
+    if args.impl or args.iter is not None or args.at is not None:
+        raise UsageError("--from analyses written traces: no --impl, --iter or --at")
+    results: dict = {}
+    for item in args.from_:
+        name, sep, path = item.partition("=")
+        if not sep or not name or not path:
+            raise UsageError("--from %r: expected NAME=PATH" % item)
+        width, steps = _graph_shape(common)
+        try:
+            records = read_records(path, width, steps, args.task_name)
+        except (OSError, ValueError, KeyError) as e:
+            raise UsageError("--from %s: %s" % (path, e))
+        stats = step_overheads(records)
+        if stats is None:
+            raise UsageError("--from %s: no two consecutive timesteps traced" % path)
+        results.setdefault(name, []).append(stats)
+    baseline = _check_baseline(args.baseline, list(results))
+    print("step overhead (%d trace%s; us; how much longer each timestep took than its longest task):"
+          % (len(args.from_), "" if len(args.from_) == 1 else "s"))
+    print(gaps_table(results, baseline))
+    return 0
+
+
+def _traced_run(argv_, args, path: str):
+    """Runs argv_ with the trace of --trace written to `path` (a prefix for
+    TASKBENCH_TRACE, a file for WEFT_TRACE)."""
+    variable = "WEFT_TRACE" if args.trace == "weft" else "TASKBENCH_TRACE"
+    saved = os.environ.get(variable)
+    os.environ[variable] = path
+    try:
+        return run_command(argv_, args.timeout)
+    finally:
+        if saved is None:
+            del os.environ[variable]
+        else:
+            os.environ[variable] = saved
+
+
 def cmd_gaps(args, common, argv) -> int:
+    if args.from_:
+        return _gaps_from_files(args, common)
+    if not args.impl:
+        raise UsageError("give --impl (to run) or --from (to analyse written traces)")
     impls, baseline, iters = _one_iter_setup(args, common, "gaps", scale=False)
+    shape = _graph_shape(common) if args.trace == "weft" else None
     results = {name: [] for name in impls}
     failed = 0
     with tempfile.TemporaryDirectory(prefix="metg-gaps-") as tmp:
@@ -409,16 +481,12 @@ def cmd_gaps(args, common, argv) -> int:
             for name, command in impls.items():
                 argv_ = build_argv(command, common, iters)
                 remove_traces(prefix)
-                saved = os.environ.get("TASKBENCH_TRACE")
-                os.environ["TASKBENCH_TRACE"] = prefix
-                try:
-                    out = run_command(argv_, args.timeout)
-                finally:
-                    if saved is None:
-                        del os.environ["TASKBENCH_TRACE"]
-                    else:
-                        os.environ["TASKBENCH_TRACE"] = saved
-                stats = step_overheads(read_traces(prefix)) if out.returncode == 0 else None
+                out = _traced_run(argv_, args, prefix)
+                stats = None
+                if out.returncode == 0 and shape is None:
+                    stats = step_overheads(read_traces(prefix))
+                elif out.returncode == 0 and os.path.isfile(prefix):
+                    stats = step_overheads(read_weft_trace(prefix, *shape, args.task_name))
                 if stats is None:
                     failed += 1
                     why = out.error or ("exit %s" % out.returncode if out.returncode != 0 else

@@ -7,6 +7,14 @@ took than its longest task:
 
     (last end at t) - (last end at t-1) - (longest task at t)
 
+The same records come from a weft timeline trace (--weft:trace=FILE, the
+Chrome trace JSON of docs/TRACING.md), which names task intervals but not
+their timestep: read_weft_trace takes the task intervals of one name (by
+default the most frequent one: Task Bench's point tasks), orders them by
+start and numbers them into timesteps of `width` points. That is exact for
+graphs whose steps do not overlap (a step's tasks all start after the step
+before began) and an approximation for those that do.
+
 It is the time spent handing outputs over and starting the next tasks (and,
 under load imbalance, nothing of the waiting for the slowest task, which is
 part of "longest task"). Unlike efficiency it does not move with the kernel's
@@ -16,7 +24,9 @@ overheads being compared.
 
 from __future__ import annotations
 
+import collections
 import glob
+import json
 import os
 import statistics
 from dataclasses import dataclass
@@ -47,6 +57,50 @@ def read_traces(prefix: str) -> list[tuple[int, int, int, int, int]]:
                 last[(g, t, x)] = (g, t, x, start, end)
         records += last.values()
     return records
+
+
+def is_weft_trace(path: str) -> bool:
+    """Whether `path` is a weft timeline trace (a JSON object) rather than a
+    TASKBENCH_TRACE file or prefix (text lines)."""
+    if not os.path.isfile(path):
+        return False
+    with open(path, "rb") as f:
+        return f.read(64).lstrip()[:1] == b"{"
+
+
+def read_weft_trace(path: str, width: int, steps: int | None = None,
+                    name: str | None = None) -> list[tuple[int, int, int, int, int]]:
+    """The task records (graph 0, timestep, point, start_ns, end_ns) of a weft
+    trace: its task intervals named `name` (default: the most frequent task
+    name) ordered by start, `width` to a timestep. With `steps`, only the
+    last steps x width intervals (the timed run, after any warm-up run)."""
+    if width < 1:
+        raise ValueError("width must be at least 1")
+    with open(path) as f:
+        events = json.load(f)["traceEvents"]
+    tasks = [e for e in events if e.get("ph") == "X" and e.get("cat") == "task"]
+    if name is None:
+        counts = collections.Counter(e["name"] for e in tasks)
+        if not counts:
+            return []
+        name = counts.most_common(1)[0][0]
+    # Chrome trace times are microseconds; the records are nanoseconds.
+    spans = sorted((round(e["ts"] * 1000), round((e["ts"] + e["dur"]) * 1000))
+                   for e in tasks if e["name"] == name)
+    if steps is not None:
+        spans = spans[-steps * width:]
+    return [(0, i // width, i % width, start, end) for i, (start, end) in enumerate(spans)]
+
+
+def read_records(path: str, width: int | None = None, steps: int | None = None,
+                 name: str | None = None) -> list[tuple[int, int, int, int, int]]:
+    """The task records of a weft trace file (needs `width`) or of the
+    TASKBENCH_TRACE files PATH.*, whichever `path` is."""
+    if is_weft_trace(path):
+        if width is None:
+            raise ValueError("%s is a weft trace: the graph's width (-width) is needed" % path)
+        return read_weft_trace(path, width, steps, name)
+    return read_traces(path)
 
 
 def step_overheads(records, skip_fraction: float = 0.1) -> StepStats | None:
@@ -80,7 +134,8 @@ def step_overheads(records, skip_fraction: float = 0.1) -> StepStats | None:
 
 
 def remove_traces(prefix: str) -> None:
-    for path in glob.glob(glob.escape(prefix) + ".*"):
+    """Removes the TASKBENCH_TRACE files PREFIX.* and a weft trace PREFIX."""
+    for path in glob.glob(glob.escape(prefix) + ".*") + glob.glob(glob.escape(prefix)):
         os.remove(path)
 
 
