@@ -178,7 +178,7 @@ class am_message {
 
   void set_header(const void* h, std::size_t n) noexcept {  // n <= am_header_capacity; before the body
     header_size_ = static_cast<std::uint8_t>(n);
-    std::memcpy(inline_, h, n);
+    if (n != 0) std::memcpy(inline_, h, n);  // an empty header may come as a null pointer
   }
   std::span<const std::byte> header_bytes() const noexcept { return {inline_, header_size_}; }
 
