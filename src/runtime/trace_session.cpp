@@ -78,10 +78,11 @@ void finish_trace(process_runtime& rt) {
   if (g_path.empty()) return;
   write_own_part();
   if (rt.first_rank == 0) {
-    // One part per process: mpi runs one rank per process, smp all in one.
+    // One part per process, named by its first rank; every process of a
+    // job holds the same number of ranks (all of them on smp, one on mpi).
     std::vector<std::string> parts;
-    const int processes = rt.backend == "mpi" ? rt.world_size : 1;
-    for (int p = 0; p < processes; ++p) parts.push_back(trace::part_path(g_path, p));
+    const int ranks_per_process = static_cast<int>(rt.local.size());
+    for (int r = 0; r < rt.world_size; r += ranks_per_process) parts.push_back(trace::part_path(g_path, r));
     trace::merge_parts(g_path, parts, merge_timeout_s);
   }
   g_path.clear();
