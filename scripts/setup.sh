@@ -8,7 +8,7 @@ here="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 pkgs=(
   build-essential g++ cmake ninja-build pkg-config git
   libboost-context-dev libhwloc-dev
-  mpich libmpich-dev
+  mpich libmpich-dev libucx-dev ucx-utils
   libcli11-dev libfmt-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libopenblas-dev libtbb-dev

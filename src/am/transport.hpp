@@ -91,6 +91,13 @@ class am_transport {
 
   // The job.
   virtual job_shape shape() const noexcept = 0;
+  /// Whether `rank` shares this rank's node: its memory may be mapped, its
+  /// deques reached by loads, its messages go through node rings. A node is
+  /// the real one (the process on smp, the host on mpi), cut into groups of
+  /// --weft:node-size consecutive ranks when that option is set, so that
+  /// node-size=1 makes every other rank remote. Layers ask this, never the
+  /// host or the process, before taking an intra-node path.
+  virtual bool same_node(int rank) const noexcept = 0;
   /// Sums `local`, this process's counts, over every process of the job,
   /// progressing messages while it waits (ranks not there yet get served).
   /// Collective: every process calls it, from one thread, equally often.

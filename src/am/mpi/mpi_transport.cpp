@@ -234,13 +234,14 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
   bool rings_wanted = true;
   for (int r = 0; r < size_; ++r) {
     const rank_facts& f = all[static_cast<std::size_t>(r)];
-    if (same_node(f, mine)) node_ranks.push_back(r);
+    if (same_host(f, mine)) node_ranks.push_back(r);
     recv_size_ = std::max<std::size_t>(recv_size_, f.longest_eager);
     chunk_ = std::min<std::size_t>(chunk_, f.chunk);
     rings_wanted &= f.wants_rings != 0;
   }
   local_rank_ = static_cast<int>(std::find(node_ranks.begin(), node_ranks.end(), rank_) - node_ranks.begin());
   local_size_ = static_cast<int>(node_ranks.size());
+  node_ranks_ = node_ranks;
   setup_node_rings(rings_wanted, node_ranks, all[0].job);
   // A frame's segment lengths must fit in an eager message next to the
   // longest prefix and header; the prefix counts them in 16 bits.

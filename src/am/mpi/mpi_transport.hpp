@@ -19,6 +19,7 @@
 // A segment longer than the chunk size (1 GiB; MPI counts are ints) goes as
 // several MPI messages on the bulk tag, received in the same pieces.
 #pragma once
+#include <algorithm>
 #include <array>
 #include <chrono>
 #include <cstdint>
@@ -78,6 +79,9 @@ class mpi_transport final : public am_transport {
   void send(int dest, am_message&& m) override;
   bool progress() override;
   job_shape shape() const noexcept override { return {rank_, size_, local_rank_, local_size_}; }
+  bool same_node(int rank) const noexcept override {
+    return std::binary_search(node_ranks_.begin(), node_ranks_.end(), rank);
+  }
   abort_fn job_abort() const noexcept override { return &abort_world; }
   /// Node peers open a heap by name in /dev/shm (pgas/heap_mapping.cpp).
   bool node_shared_memory() const noexcept override { return true; }
@@ -149,6 +153,7 @@ class mpi_transport final : public am_transport {
   void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
   std::unique_ptr<node_rings> rings_;  // null: every frame goes through MPI
+  std::vector<int> node_ranks_;  // world ranks on this node, ascending (this one included)
   std::vector<int> local_of_;  // by world rank: its rank on this node when rings_ reach it, else -1
   std::vector<int> world_of_;  // by rank on this node: its world rank
   am_dispatch_fn dispatch_;

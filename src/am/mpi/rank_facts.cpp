@@ -26,7 +26,7 @@ rank_facts my_facts(const mpi_transport_settings& settings, std::size_t longest_
   return f;
 }
 
-bool same_node(const rank_facts& a, const rank_facts& b) noexcept {
+bool same_host(const rank_facts& a, const rank_facts& b) noexcept {
   return std::memcmp(a.host, b.host, sizeof a.host) == 0 && std::memcmp(a.boot_id, b.boot_id, sizeof a.boot_id) == 0;
 }
 

@@ -23,6 +23,6 @@ struct rank_facts {
 
 /// This rank's facts (zero-filled where a name is shorter).
 rank_facts my_facts(const mpi_transport_settings& settings, std::size_t longest_eager);
-bool same_node(const rank_facts& a, const rank_facts& b) noexcept;
+bool same_host(const rank_facts& a, const rank_facts& b) noexcept;
 
 }  // namespace weft::detail

@@ -142,6 +142,7 @@ class smp_transport final : public am_transport {
   bool progress() override;
   /// Every rank is in this process, which is also the node.
   job_shape shape() const noexcept override { return {rank_, world_.nranks(), rank_, world_.nranks()}; }
+  bool same_node(int) const noexcept override { return true; }  // the node is this process
   /// The job is this process: its counts are already the job's.
   std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local) override { return local; }
   /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
