@@ -73,12 +73,13 @@ void device_scope::copy_in_later(std::byte* to, std::vector<std::byte>&& from) {
 
 void device_scope::copy_out_later(const std::byte* from, std::size_t bytes) { p_->outs.push_back({from, bytes}); }
 
-std::vector<std::vector<std::byte>> device_scope::run(const std::function<void()>& kernel) {
-  return run_steps([&](local_device& d) { d.run_kernel(kernel); });
+std::vector<std::vector<std::byte>> device_scope::run(const std::function<void()>& kernel, const void* name) {
+  return run_steps([&](local_device& d) { d.run_kernel(kernel, name); });
 }
 
-std::vector<std::vector<std::byte>> device_scope::run_launcher(const std::function<void(cuda_stream)>& launcher) {
-  return run_steps([&](local_device& d) { d.run_launcher(launcher); });
+std::vector<std::vector<std::byte>> device_scope::run_launcher(const std::function<void(cuda_stream)>& launcher,
+                                                               const void* name) {
+  return run_steps([&](local_device& d) { d.run_launcher(launcher, name); });
 }
 
 /// Starts this task's fetches, each from its device's rank. A rank that ran

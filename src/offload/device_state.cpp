@@ -132,11 +132,11 @@ void cpu_device::copy_within(std::byte* to, const std::byte* from, std::size_t b
   transfers_.submit([&] { std::memmove(to, from, bytes); }).get();
 }
 
-void cpu_device::run_kernel(const std::function<void()>& kernel) {
+void cpu_device::run_kernel(const std::function<void()>& kernel, const void* kernel_name) {
   kernels_
       .submit([&] {
         publish_sends_now();  // what this rank sent meanwhile leaves before the kernel holds the worker
-        trace::name_running(trace::kind::target_kernel);
+        trace::name_running(trace::kind::target_kernel, kernel_name);
         try {
           kernel();
         } catch (...) {
@@ -146,7 +146,7 @@ void cpu_device::run_kernel(const std::function<void()>& kernel) {
       .get();
 }
 
-void cpu_device::run_launcher(const std::function<void(cuda_stream)>&) {
+void cpu_device::run_launcher(const std::function<void(cuda_stream)>&, const void*) {
   throw std::invalid_argument("weft offload: " + name() +
                               " runs host kernels: a launcher (a kernel taking a cudaStream_t first) needs a cuda device");
 }

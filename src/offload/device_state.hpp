@@ -68,9 +68,10 @@ class local_device {
   virtual void copy_within(std::byte* to, const std::byte* from, std::size_t bytes) = 0;
   /// Runs a host kernel (cpu devices) or a launcher given the device's
   /// compute stream (cuda devices) and returns once it is done; the other
-  /// form throws, naming the device.
-  virtual void run_kernel(const std::function<void()>& kernel) = 0;
-  virtual void run_launcher(const std::function<void(cuda_stream)>& launcher) = 0;
+  /// form throws, naming the device. `name`: a code address naming the
+  /// kernel in a timeline (null: unnamed).
+  virtual void run_kernel(const std::function<void()>& kernel, const void* name) = 0;
+  virtual void run_launcher(const std::function<void(cuda_stream)>& launcher, const void* name) = 0;
 
  protected:
   virtual void* obtain(std::size_t bytes) = 0;
@@ -93,8 +94,8 @@ class cpu_device final : public local_device {
   void write(std::byte* to, const std::byte* host, std::size_t bytes) override;
   void read(std::byte* host, const std::byte* from, std::size_t bytes) override;
   void copy_within(std::byte* to, const std::byte* from, std::size_t bytes) override;
-  void run_kernel(const std::function<void()>& kernel) override;
-  void run_launcher(const std::function<void(cuda_stream)>& launcher) override;
+  void run_kernel(const std::function<void()>& kernel, const void* name) override;
+  void run_launcher(const std::function<void(cuda_stream)>& launcher, const void* name) override;
 
  private:
   void* obtain(std::size_t bytes) override;

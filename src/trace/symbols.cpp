@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <string_view>
 
 namespace weft::trace {
 
@@ -27,6 +28,11 @@ std::string demangle(const char* mangled) {
   char* d = abi::__cxa_demangle(mangled, nullptr, nullptr, &status);
   std::string s = status == 0 && d != nullptr ? d : mangled;
   std::free(d);
+  // weft::detail::kernel_symbol<K> (weft/offload/launch.hpp) stands for
+  // the kernel K: show K.
+  constexpr std::string_view head = "void weft::detail::kernel_symbol<", tail = ">()";
+  if (s.size() > head.size() + tail.size() && s.starts_with(head) && s.ends_with(tail))
+    s = s.substr(head.size(), s.size() - head.size() - tail.size());
   // Instantiations of weft's own templates spell out every argument type:
   // the head says enough on a timeline.
   if (s.size() > 160) s = s.substr(0, 157) + "...";

@@ -7,7 +7,8 @@ RANKS ranks, each with WORKERS worker rows; every rank ran CALLS remote
 calls of traced_remote_square (each one task interval named after it) and
 sent CALLS calls to the next rank; with "kinds", the job ran forked tasks (at least one
 interval of kind "forked task") and every rank ran a collective's steps as a
-task (an interval of kind "collective"). Prints "trace check passed" or the
+task (an interval of kind "collective") and, on a device of the next rank, a function
+kernel and a lambda kernel (target kernel intervals named after them). Prints "trace check passed" or the
 problems found (exit status 1).
 """
 import collections
@@ -71,6 +72,10 @@ def check(path, ranks, workers, calls, want_kinds=False):
     for r in range(ranks if want_kinds else 0):
         if kinds[(r, "collective")] == 0:
             problems.append(f"rank {r}: no interval of kind 'collective'")
+        kernels = [e["name"] for e in events
+                   if e["ph"] == "X" and e["pid"] == r and e.get("args", {}).get("kind") == "target kernel"]
+        if not any("traced_kernel" in k for k in kernels) or not any("lambda" in k for k in kernels):
+            problems.append(f"rank {r}: kernels not named after the function and the lambda: {kernels}")
 
     starts = collections.Counter(e["id"] for e in events if e["ph"] == "s")
     finishes = collections.Counter(e["id"] for e in events if e["ph"] == "f")

@@ -3,13 +3,15 @@
 // Every rank runs `tasks` local tasks and makes `calls` remote calls to the
 // next rank, each answered by a reply; rank 0 runs a fork-join root whose
 // forked tasks the trace shows as such, and every rank joins an allgather
-// run as a task of its own (a collective interval on every rank).
+// run as a task of its own (a collective interval on every rank), and a
+// kernel of each form (a function, a lambda) on a device of the next rank.
 #include <cstdio>
 #include <cstdlib>
 #include <vector>
 
 #include "weft/coll.hpp"
 #include "weft/forkjoin.hpp"
+#include "weft/offload.hpp"
 #include "weft/weft.hpp"
 
 namespace {
@@ -19,6 +21,11 @@ constexpr int calls = 50;
 
 // A named function: the trace names the remote-call intervals after it.
 long traced_remote_square(long x) { return x * x; }
+
+// A named function kernel: the trace names its target kernel interval after it.
+void traced_kernel(std::span<long> out) {
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = static_cast<long>(i);
+}
 
 // Every task spawns its two children and awaits them: a child still queued
 // is taken back by its parent and runs as a forked task interval.
@@ -58,6 +65,14 @@ int main(int argc, char** argv) {
     }
     if (const long fib = weft::root_exec(forked_fib, 12); fib != 144) {
       std::fprintf(stderr, "rank %d: wrong fib(12) %ld\n", me, fib);
+      std::exit(1);
+    }
+    const weft::device next = weft::devices_of((me + 1) % n).front();  // a cpu device by default
+    std::vector<long> out(16);
+    weft::target(next, traced_kernel, weft::map_from(std::span(out))).get();
+    weft::target(next, [](std::span<long> v) { v[0] += 100; }, weft::map_tofrom(std::span(out))).get();
+    if (out[0] != 100 || out[15] != 15) {
+      std::fprintf(stderr, "rank %d: wrong kernel output %ld %ld\n", me, out[0], out[15]);
       std::exit(1);
     }
     if (weft::allgather_async(me).get().size() != static_cast<std::size_t>(n)) {

@@ -72,9 +72,11 @@ class device_scope {
   /// Fetches and copies in (on the transfer queue), then the kernel on the kernel queue
   /// (its exception rethrown naming the device), then the copies out; the
   /// bytes copied out, in the order of copy_out_later.
-  std::vector<std::vector<std::byte>> run(const std::function<void()>& kernel);
+  /// `name`: a code address naming the kernel in a timeline (--weft:trace).
+  std::vector<std::vector<std::byte>> run(const std::function<void()>& kernel, const void* name = nullptr);
   /// The same with a launcher, given the device's compute stream (cuda devices).
-  std::vector<std::vector<std::byte>> run_launcher(const std::function<void(cuda_stream)>& launcher);
+  std::vector<std::vector<std::byte>> run_launcher(const std::function<void(cuda_stream)>& launcher,
+                                                   const void* name = nullptr);
 
  private:
   struct pending;
@@ -164,6 +166,19 @@ struct launch_header {
 void consumer_counts_arrived(const std::vector<consumer_count>& counts);
 void task_finished(const task_token& task, std::exception_ptr error) noexcept;
 
+/// Its address names a kernel of callable type K in a timeline: the trace
+/// writer shows the symbol of this instantiation as K's name.
+template <class K>
+void kernel_symbol() noexcept {}
+
+/// A code address naming kernel `k` in a timeline (--weft:trace): the
+/// function itself, or kernel_symbol<K> for a callable.
+template <class K>
+const void* kernel_trace_name(const K& k) noexcept {
+  if constexpr (std::is_pointer_v<K>) return reinterpret_cast<const void*>(k);
+  else return reinterpret_cast<const void*>(&kernel_symbol<K>);
+}
+
 /// The remote call that runs a target task on the device's rank.
 template <class K, class... W>
 struct launch_on_device {
@@ -193,13 +208,15 @@ struct launch_on_device {
       static_assert(std::is_void_v<std::invoke_result_t<const K&, kernel_arg_t<W>&...>>,
                     "weft::target: the kernel returns a value, which would be lost; a kernel returns void and "
                     "hands results back through map_from/map_tofrom ranges or device buffers");
-      return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); });
+      return dev.run([&] { std::apply([&](auto&... a) { std::invoke(kernel, a...); }, args); },
+                     kernel_trace_name(kernel));
     } else if constexpr (std::is_invocable_v<const K&, cuda_stream, kernel_arg_t<W>&...>) {
       static_assert(std::is_void_v<std::invoke_result_t<const K&, cuda_stream, kernel_arg_t<W>&...>>,
                     "weft::target: the launcher returns a value, which would be lost; a launcher returns void and "
                     "its kernel hands results back through map_from/map_tofrom ranges or device buffers");
       return dev.run_launcher(
-          [&](cuda_stream s) { std::apply([&](auto&... a) { std::invoke(kernel, s, a...); }, args); });
+          [&](cuda_stream s) { std::apply([&](auto&... a) { std::invoke(kernel, s, a...); }, args); },
+          kernel_trace_name(kernel));
     } else {
       static_assert(sizeof(K) == 0,
                     "weft::target: the kernel takes neither the arguments as given (see weft/offload/target.hpp) "

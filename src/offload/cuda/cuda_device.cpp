@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "offload/device_state.hpp"
+#include "trace/recorder.hpp"
 #include "weft/future.hpp"
 #include "weft/this_task.hpp"
 
@@ -120,14 +121,15 @@ class cuda_device final : public local_device {
     finish(copies_, "device to device copy", nullptr);
   }
 
-  void run_kernel(const std::function<void()>&) override {
+  void run_kernel(const std::function<void()>&, const void*) override {
     throw std::invalid_argument("weft offload: " + name() +
                                 " runs launchers: a kernel for a cuda device takes a cudaStream_t first and launches "
                                 "its __global__ function on that stream");
   }
 
-  void run_launcher(const std::function<void(cuda_stream)>& launcher) override {
+  void run_launcher(const std::function<void(cuda_stream)>& launcher, const void* kernel_name) override {
     select();
+    trace::name_running(trace::kind::target_kernel, kernel_name);
     try {
       launcher(compute_);
     } catch (...) {
