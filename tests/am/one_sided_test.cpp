@@ -227,7 +227,7 @@ TEST(OneSided, SwapChain) {
       std::uint64_t last = 0;
       ops.get(target, word.key, 0, &last, 8);
       ops.flush(target);
-      ASSERT_GE(last, 1u);
+      EXPECT_GE(last, 1u);
       std::size_t wrong = 0;
       for (std::size_t v = 0; v <= tokens; ++v) wrong += seen.load(v) != (v == last ? 0u : 1u);
       EXPECT_EQ(wrong, 0u) << "last token " << last;
@@ -251,7 +251,7 @@ TEST(OneSided, FlushRankAndFlushAllPhases) {
     const std::size_t bytes = block * static_cast<std::size_t>(n) + 64;
     region a(bytes), b(bytes);
     region flags(phases * 8);
-    ASSERT_NE(a.key, b.key);
+    EXPECT_NE(a.key, b.key);
     weft::barrier();
     for (int phase = 0; phase < phases; ++phase) {
       std::vector<std::vector<std::byte>> out;
@@ -300,11 +300,14 @@ TEST(OneSidedBusyTarget, CompletesWhileTargetComputes) {
       const auto give_up = std::chrono::steady_clock::now() + std::chrono::minutes(1);
       std::uint64_t spins = 0;
       while (r.load(0) == 0 && std::chrono::steady_clock::now() < give_up) ++spins;
-      ASSERT_EQ(r.load(0), 1u) << "rank 1's one-sided operations did not complete while rank 0 computed";
-      EXPECT_EQ(r.load(1), 5u);   // fetch_add
-      EXPECT_EQ(r.load(3), 9u);   // compare_swap
-      EXPECT_EQ(r.load(4), 11u);  // swap
-      EXPECT_EQ(r.load(5), 77u);  // the get's copy, put back
+      // Not ASSERT: every rank must reach the barrier below.
+      EXPECT_EQ(r.load(0), 1u) << "rank 1's one-sided operations did not complete while rank 0 computed";
+      if (r.load(0) == 1) {
+        EXPECT_EQ(r.load(1), 5u);   // fetch_add
+        EXPECT_EQ(r.load(3), 9u);   // compare_swap
+        EXPECT_EQ(r.load(4), 11u);  // swap
+        EXPECT_EQ(r.load(5), 77u);  // the get's copy, put back
+      }
     } else if (me == 1) {
       EXPECT_EQ(ops.fetch_add(0, r.key, 8, 5), 0u);
       EXPECT_EQ(ops.compare_swap(0, r.key, 24, 0, 9), 0u);

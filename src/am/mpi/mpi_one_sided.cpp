@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <mutex>
+#include <utility>
 
 #include <sched.h>
 #include <unistd.h>
@@ -79,6 +80,7 @@ one_sided_ops::region_key mpi_one_sided::register_region(void* base, std::size_t
   wait_for_every_rank();
   region& r = regions_[key];
   r.bytes.assign(static_cast<std::size_t>(size_), 0);
+  r.pending.assign(static_cast<std::size_t>(size_), 0);
   const std::uint64_t mine = bytes;
   MPI_Info info = window_info();
   {
@@ -123,6 +125,7 @@ void mpi_one_sided::put(int rank, region_key region, std::size_t offset, const v
     const int len = static_cast<int>(std::min(max_piece, n - at));
     std::lock_guard lock(lock_);
     MPI_Put(from + at, len, MPI_BYTE, rank, static_cast<MPI_Aint>(offset + at), len, MPI_BYTE, win);
+    regions_[region].pending[static_cast<std::size_t>(rank)] = 1;
   }
 }
 
@@ -133,6 +136,7 @@ void mpi_one_sided::get(int rank, region_key region, std::size_t offset, void* d
     const int len = static_cast<int>(std::min(max_piece, n - at));
     std::lock_guard lock(lock_);
     MPI_Get(to + at, len, MPI_BYTE, rank, static_cast<MPI_Aint>(offset + at), len, MPI_BYTE, win);
+    regions_[region].pending[static_cast<std::size_t>(rank)] = 1;
   }
 }
 
@@ -168,6 +172,7 @@ void mpi_one_sided::flush(int rank) {
   const std::size_t n = registered_.load(std::memory_order_acquire);
   for (std::size_t k = 0; k < n; ++k) {
     std::lock_guard lock(lock_);  // per window: other threads' calls go in between
+    regions_[k].pending[static_cast<std::size_t>(rank)] = 0;
     MPI_Win_flush(rank, regions_[k].win);
   }
 }
@@ -175,8 +180,14 @@ void mpi_one_sided::flush(int rank) {
 void mpi_one_sided::flush_all() {
   const std::size_t n = registered_.load(std::memory_order_acquire);
   for (std::size_t k = 0; k < n; ++k) {
+    // One hold per window for the whole scan: a rank found clean here is
+    // either clean or being flushed by a thread that holds the lock until
+    // its flush is done, so no operation issued before this call is left
+    // behind. Not MPI_Win_flush_all: see the header.
     std::lock_guard lock(lock_);
-    MPI_Win_flush_all(regions_[k].win);
+    region& r = regions_[k];
+    for (std::size_t rank = 0; rank < r.pending.size(); ++rank)
+      if (std::exchange(r.pending[rank], 0) != 0) MPI_Win_flush(static_cast<int>(rank), r.win);
   }
 }
 

@@ -7,6 +7,11 @@
 // MPI_Win_flush(rank) or MPI_Win_flush_all; the atomics are MPI_Fetch_and_op
 // (MPI_SUM, MPI_REPLACE) and MPI_Compare_and_swap on MPI_UINT64_T, each
 // followed by MPI_Win_flush_local so that it returns the old value.
+// flush_all is MPI_Win_flush for each rank with puts or gets since its last
+// flush, not MPI_Win_flush_all: MPICH 4.0.2's MPI_Win_flush_all returns
+// before an MPI_Get of some 384 KiB or more has arrived (its bytes land
+// later, in memory the caller may have reused), MPI_Win_flush does not
+// (docs/PGAS.md).
 //
 // MPI runs MPI_THREAD_SERIALIZED: every MPI call here is made under the
 // transport's progress lock, held for one call (or one call and its local
@@ -56,6 +61,9 @@ class mpi_one_sided final : public one_sided_ops {
   struct region {
     MPI_Win win = MPI_WIN_NULL;
     std::vector<std::uint64_t> bytes;  // by rank: how long its part is
+    /// By rank: a put or get towards it was issued since its last flush
+    /// (written and read under the progress lock).
+    std::vector<char> pending;
   };
   /// The window of `key`, after checking that [offset, offset + n) lies in
   /// `rank`'s part of it and, for a `word`, is 8-byte aligned (a clear
