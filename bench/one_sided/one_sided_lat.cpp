@@ -12,14 +12,17 @@
 //   compare_swap  compare_swap (waits for it)   MPI_Compare_and_swap + MPI_Win_flush_local
 // Rank 1 is the passive target: in the raw MPI column it waits in
 // MPI_Barrier (inside MPI all the time), in the weft column in weft::barrier
-// (its idle workers enter MPI between progress passes). The table shows the
-// median per operation over the repetitions, one_sided / mpi, and for put
-// and get weft::rma's message path (put/get + wait for the future: the
-// target's handler copies) as the other way weft moves the same bytes.
+// (its idle workers enter MPI between progress passes), then once more in a
+// loop of the transport's progress calls (as a busy progress thread would).
+// The table shows the median per operation over the repetitions, the ratios
+// to raw MPI, and for put and get weft::rma's message path (put/get + wait
+// for the future: the target's handler copies), the other way weft moves
+// the same bytes.
 #include <mpi.h>
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -35,7 +38,7 @@
 namespace {
 
 constexpr int n_ops = 4;
-constexpr int n_systems = 3;  // raw MPI RMA, weft one_sided, weft rma (messages)
+constexpr int n_systems = 4;  // raw MPI RMA, weft one_sided (target idle, target polling), weft rma
 constexpr std::array<const char*, n_ops> op_names = {"put+flush", "get+flush", "fetch_add", "compare_swap"};
 using latencies = std::array<double, n_ops>;  // microseconds per operation
 
@@ -89,16 +92,34 @@ latencies raw_mpi(int iters) {
   return l;
 }
 
-/// The same through weft's transport, in one weft::run; in `messages` also
-/// weft::rma's put and get (their message path: the target's handler
-/// copies), for the table's last column.
-std::array<latencies, 2> weft_side(const std::vector<std::string>& args, int iters) {
+/// Times each operation of `ops` on rank 1's `key` (on rank 0).
+latencies time_one_sided(weft::detail::one_sided_ops& ops, weft::detail::one_sided_ops::region_key key, int iters) {
+  latencies l{};
+  std::uint64_t v = 1, old = 0;
+  l[0] = per_op_us(iters, [&] {
+    ops.put(1, key, 0, &v, 8);
+    ops.flush(1);
+  });
+  l[1] = per_op_us(iters, [&] {
+    ops.get(1, key, 0, &old, 8);
+    ops.flush(1);
+  });
+  l[2] = per_op_us(iters, [&] { old = ops.fetch_add(1, key, 8, 1); });
+  l[3] = per_op_us(iters, [&] { old = ops.compare_swap(1, key, 16, 0, 1); });
+  return l;
+}
+
+/// The same through weft's transport, in one weft::run: with rank 1 idle
+/// in weft::barrier, then with rank 1 calling the transport's progress in
+/// a loop; and weft::rma's put and get (their message path: the target's
+/// handler copies).
+std::array<latencies, 3> weft_side(const std::vector<std::string>& args, int iters) {
   std::vector<std::string> copy = args;  // weft::run takes its options out of argv
   std::vector<char*> argv;
   for (auto& a : copy) argv.push_back(a.data());
   argv.push_back(nullptr);
   int argc = static_cast<int>(copy.size());
-  latencies l{}, messages{};
+  latencies l{}, polled{}, messages{};
   const int rc = weft::run(argc, argv.data(), [&] {
     weft::detail::one_sided_ops* ops = weft::detail::runtime_state()->transports[0]->one_sided();
     if (ops == nullptr) {
@@ -108,18 +129,17 @@ std::array<latencies, 2> weft_side(const std::vector<std::string>& args, int ite
     std::vector<std::uint64_t> mem(512, 0);
     const auto key = ops->register_region(mem.data(), mem.size() * 8);
     weft::barrier();
+    if (weft::rank() == 0) l = time_one_sided(*ops, key, iters);
+    weft::barrier();
+    constexpr std::size_t stop_word = 100;  // rank 0 sets it on rank 1 when done
     if (weft::rank() == 0) {
-      std::uint64_t v = 1, old = 0;
-      l[0] = per_op_us(iters, [&] {
-        ops->put(1, key, 0, &v, 8);
-        ops->flush(1);
-      });
-      l[1] = per_op_us(iters, [&] {
-        ops->get(1, key, 0, &old, 8);
-        ops->flush(1);
-      });
-      l[2] = per_op_us(iters, [&] { old = ops->fetch_add(1, key, 8, 1); });
-      l[3] = per_op_us(iters, [&] { old = ops->compare_swap(1, key, 16, 0, 1); });
+      polled = time_one_sided(*ops, key, iters);
+      const std::uint64_t stop = 1;
+      ops->put(1, key, stop_word * 8, &stop, 8);
+      ops->flush(1);
+    } else {
+      weft::detail::am_transport& t = *weft::detail::runtime_state()->transports[0];
+      while (std::atomic_ref(mem[stop_word]).load(std::memory_order_acquire) == 0) t.progress();
     }
     weft::barrier();
     weft::rma::segment seg = weft::rma::register_memory(mem.data(), mem.size() * 8);
@@ -133,7 +153,7 @@ std::array<latencies, 2> weft_side(const std::vector<std::string>& args, int ite
     weft::rma::deregister(seg);
   });
   if (rc != 0) std::exit(rc);
-  return {l, messages};
+  return {l, polled, messages};
 }
 
 double median(std::vector<double> v) {
@@ -165,23 +185,25 @@ int main(int argc, char** argv) {
   std::array<std::array<std::vector<double>, n_ops>, n_systems> samples;
   for (int rep = 0; rep < reps; ++rep) {
     const latencies m = raw_mpi(iters);
-    const auto [w, msg] = weft_side(weft_args, iters);
+    const std::array<latencies, 3> w = weft_side(weft_args, iters);
     for (int k = 0; k < n_ops; ++k) {
       samples[0][k].push_back(m[k]);
-      samples[1][k].push_back(w[k]);
-      samples[2][k].push_back(msg[k]);
+      for (int s = 0; s < 3; ++s) samples[s + 1][k].push_back(w[s][k]);
     }
   }
   if (me == 0) {
     std::printf("8-byte one-sided operations, rank 0 on rank 1; median of %d repetitions of %d, us per operation\n",
                 reps, iters);
-    std::printf("| operation    | mpi-rma | weft one_sided | one_sided / mpi | weft rma (messages) |\n");
-    std::printf("|--------------|--------:|---------------:|----------------:|--------------------:|\n");
+    std::printf("| operation    | mpi-rma | one_sided, target idle | / mpi | one_sided, target polling | / mpi "
+                "| weft rma (messages) |\n");
+    std::printf("|---|--:|--:|--:|--:|--:|--:|\n");
     for (int k = 0; k < n_ops; ++k) {
-      const double a = median(samples[0][k]), b = median(samples[1][k]), c = median(samples[2][k]);
+      std::array<double, n_systems> m{};
+      for (int s = 0; s < n_systems; ++s) m[s] = median(samples[s][k]);
       char msg[32] = "-";
-      if (k < 2) std::snprintf(msg, sizeof msg, "%.2f", c);
-      std::printf("| %-12s | %7.2f | %14.2f | %15.2f | %19s |\n", op_names[k], a, b, b / a, msg);
+      if (k < 2) std::snprintf(msg, sizeof msg, "%.2f", m[3]);
+      std::printf("| %s | %.2f | %.2f | %.1f | %.2f | %.1f | %s |\n", op_names[k], m[0], m[1], m[1] / m[0], m[2],
+                  m[2] / m[0], msg);
     }
   }
   MPI_Finalize();
