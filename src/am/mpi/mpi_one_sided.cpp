@@ -32,12 +32,9 @@ MPI_Info window_info() {
 }  // namespace
 
 mpi_one_sided::mpi_one_sided(MPI_Comm comm, spin_mutex& lock, am_transport& transport)
-    : lock_(lock), transport_(transport) {
-  // A communicator of its own: registration's barrier then never meets the
-  // transport's collectives on the same communicator.
-  MPI_Comm_dup(comm, &comm_);
-  MPI_Comm_rank(comm_, &rank_);
-  MPI_Comm_size(comm_, &size_);
+    : job_comm_(comm), lock_(lock), transport_(transport) {
+  MPI_Comm_rank(comm, &rank_);
+  MPI_Comm_size(comm, &size_);
 }
 
 mpi_one_sided::~mpi_one_sided() {
@@ -47,22 +44,33 @@ mpi_one_sided::~mpi_one_sided() {
     MPI_Win_unlock_all(regions_[k].win);
     MPI_Win_free(&regions_[k].win);
   }
-  MPI_Comm_free(&comm_);
+  if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
 }
 
 void mpi_one_sided::wait_for_every_rank() {
   MPI_Request req;
-  {
-    std::lock_guard lock(lock_);
-    MPI_Ibarrier(comm_, &req);
+  std::unique_lock lock(lock_);
+  if (comm_ == MPI_COMM_NULL) {
+    // A communicator of its own, made at the first registration (at
+    // start-up every collective costs, on an oversubscribed node most of
+    // all): registrations' collectives then never meet the transport's.
+    // The job's ranks register in the same order and make the transport's
+    // collectives in the same order around them, so this one is safe.
+    MPI_Comm_idup(job_comm_, &comm_, &req);
+    wait_polling(req, lock);
   }
+  MPI_Ibarrier(comm_, &req);
+  wait_polling(req, lock);
+}
+
+void mpi_one_sided::wait_polling(MPI_Request& req, std::unique_lock<spin_mutex>& lock) {
+  lock.unlock();
   for (int round = 0;; ++round) {
     int done = 0;
-    {
-      std::lock_guard lock(lock_);
-      MPI_Test(&req, &done, MPI_STATUS_IGNORE);
-    }
-    if (done) return;
+    lock.lock();
+    MPI_Test(&req, &done, MPI_STATUS_IGNORE);
+    if (done) return;  // locked, as it came
+    lock.unlock();
     transport_.progress();  // this rank's messages may be what another rank waits for
     if (round < 100) sched_yield();
     else usleep(50);

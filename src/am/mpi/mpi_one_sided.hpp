@@ -26,6 +26,7 @@
 
 #include <array>
 #include <atomic>
+#include <mutex>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -75,8 +76,12 @@ class mpi_one_sided final : public one_sided_ops {
   /// Waits until every rank has called register_region, progressing the
   /// transport meanwhile (a rank may need this rank's messages to get there).
   void wait_for_every_rank();
+  /// Waits for `req`, made under `lock` (held on entry and on return),
+  /// dropping the lock and progressing the transport between tests.
+  void wait_polling(MPI_Request& req, std::unique_lock<spin_mutex>& lock);
 
-  MPI_Comm comm_;
+  MPI_Comm job_comm_;  // the transport's
+  MPI_Comm comm_ = MPI_COMM_NULL;  // registrations' own, from the first one on
   spin_mutex& lock_;
   am_transport& transport_;
   int rank_ = 0, size_ = 1;

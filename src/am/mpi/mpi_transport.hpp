@@ -52,7 +52,7 @@ struct mpi_transport_settings {
   bool node_rings;
   /// Most bytes one MPI send or receive of a segment moves; longer ones go in pieces.
   std::size_t chunk;
-  /// Offer one-sided operations over MPI-3 RMA (mpi_one_sided.hpp); off: none.
+  /// Offer one-sided operations over MPI-3 RMA (mpi_one_sided.hpp), if every rank asks; off: none.
   bool one_sided = true;
 
   static constexpr std::size_t min_eager = std::size_t{1} << 10;  // room for the longest descriptor
