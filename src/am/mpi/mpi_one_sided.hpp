@@ -15,7 +15,10 @@
 //
 // MPI runs MPI_THREAD_SERIALIZED: every MPI call here is made under the
 // transport's progress lock, held for one call (or one call and its local
-// flush), never across a whole batch.
+// flush), never across a whole batch. A flush, and an atomic's local flush,
+// hold it until MPI has the target's answer (MPI has no non-blocking flush):
+// meanwhile MPI progresses inside the call, but this rank's other workers
+// skip their progress passes.
 //
 // Whether an operation completes without the target's CPU depends on the
 // MPI library: with MPICH 4.0 (ch4:ucx) every one of them waits for the
