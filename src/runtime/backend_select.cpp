@@ -204,7 +204,8 @@ void start_mpi(process_runtime& rt) {
     std::exit(2);
   }
   auto t = std::make_unique<mpi_transport>(
-      &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk});
+      &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk,
+                                           o.mpi_rma != "off"});
   rt.world_size = t->size();
   rt.first_rank = t->rank();
   // By default the node's cores are shared among its ranks, within what

@@ -1,6 +1,7 @@
 #include "am/mpi/mpi_transport.hpp"
 
 #include "am/mpi/frame_codec.hpp"
+#include "am/mpi/mpi_one_sided.hpp"
 #include "am/mpi/node_rings.hpp"
 #include "am/mpi/rank_facts.hpp"
 
@@ -247,7 +248,13 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
   // longest prefix and header; the prefix counts them in 16 bits.
   max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
   if (polls_mpi_eager()) repost_receives();
+  // Only if every rank asks: each registration is collective.
+  const bool one_sided_wanted =
+      std::all_of(all.begin(), all.end(), [](const rank_facts& f) { return f.wants_one_sided != 0; });
+  if (one_sided_wanted) one_sided_ = std::make_unique<mpi_one_sided>(p_->comm, lock_, *this);
 }
+
+one_sided_ops* mpi_transport::one_sided() noexcept { return one_sided_.get(); }
 
 void mpi_transport::setup_node_rings(bool wanted, const std::vector<int>& node_ranks, std::uint64_t job) {
   local_of_.assign(static_cast<std::size_t>(size_), -1);
@@ -271,6 +278,7 @@ void mpi_transport::setup_node_rings(bool wanted, const std::vector<int>& node_r
 }
 
 mpi_transport::~mpi_transport() {
+  one_sided_.reset();  // frees its windows (collective), under the lock it takes itself
   std::lock_guard lock(lock_);
   while (!p_->sends.empty()) {  // quiescence guarantees these are done or nearly
     auto& s = p_->sends.front();

@@ -36,6 +36,7 @@ namespace weft::detail {
 
 struct in_flight_send;
 struct mpi_recv_block;
+class mpi_one_sided;
 class node_rings;
 struct sleep_slot;
 
@@ -51,6 +52,8 @@ struct mpi_transport_settings {
   bool node_rings;
   /// Most bytes one MPI send or receive of a segment moves; longer ones go in pieces.
   std::size_t chunk;
+  /// Offer one-sided operations over MPI-3 RMA (mpi_one_sided.hpp), if every rank asks; off: none.
+  bool one_sided = true;
 
   static constexpr std::size_t min_eager = std::size_t{1} << 10;  // room for the longest descriptor
   /// Each rank keeps four receives of the larger of eager and coalesce posted.
@@ -85,6 +88,8 @@ class mpi_transport final : public am_transport {
   abort_fn job_abort() const noexcept override { return &abort_world; }
   /// Node peers open a heap by name in /dev/shm (pgas/heap_mapping.cpp).
   bool node_shared_memory() const noexcept override { return true; }
+  /// MPI-3 RMA windows, unless the settings turned them off.
+  one_sided_ops* one_sided() noexcept override;
   /// Hands what the workers queued to MPI (or the node's rings) now, unless the calling worker
   /// has other tasks ready (they may add to the batch; the next progress
   /// pass sends it) or another thread is inside a progress pass (which
@@ -153,6 +158,7 @@ class mpi_transport final : public am_transport {
   void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
   std::unique_ptr<node_rings> rings_;  // null: every frame goes through MPI
+  std::unique_ptr<mpi_one_sided> one_sided_;  // null: settings.one_sided was off
   std::vector<int> node_ranks_;  // world ranks on this node, ascending (this one included)
   std::vector<int> local_of_;  // by world rank: its rank on this node when rings_ reach it, else -1
   std::vector<int> world_of_;  // by rank on this node: its world rank
