@@ -4,6 +4,7 @@
 #include <cstdlib>
 
 #include "pgas/heap_mapping.hpp"
+#include "pgas/one_sided_heap.hpp"
 #include "rma/rank_state.hpp"
 #include "runtime/layer_hooks.hpp"
 #include "runtime/runtime_state.hpp"
@@ -75,6 +76,7 @@ void pgas_start(process_runtime& rt) {
     weft::rma::detail::state_of(*rt.comms[i]).segments.set_heap(r.base, g_pgas->segment);
   }
   if (shared) map_node_peers(*g_pgas, rt);
+  register_one_sided(*g_pgas, rt);  // collective, like the mapping
 }
 }  // namespace
 

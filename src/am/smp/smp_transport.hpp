@@ -21,6 +21,7 @@
 
 #include "am/message.hpp"
 #include "am/smp/pair_ring.hpp"
+#include "am/smp/smp_one_sided.hpp"
 #include "sched/spin_mutex.hpp"
 
 namespace weft::detail {
@@ -130,6 +131,7 @@ class smp_world {
   producer& producer_of(int rank, int worker_index) noexcept { return producers_[worker_slot(rank, worker_index)]; }
   std::vector<std::unique_ptr<inbox>> inboxes_;
   bool ring_per_pair_;  // every worker gets its own ring towards every rank
+  smp_region_table regions_;  // what the ranks registered for one-sided access
   am_return_channel& returns(int rank, int worker_index) noexcept {
     return returns_[worker_slot(rank, worker_index)].channel;
   }
@@ -147,6 +149,8 @@ class smp_transport final : public am_transport {
   std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local) override { return local; }
   /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
   void attach_publisher(scheduler& s) noexcept override;
+  /// Plain memory of the same process (smp_one_sided.hpp).
+  one_sided_ops* one_sided() noexcept override { return &one_sided_; }
 
  private:
   /// Rings a worker publishes at once when it has written this many
@@ -162,6 +166,7 @@ class smp_transport final : public am_transport {
 
   smp_world& world_;
   int rank_;
+  smp_one_sided one_sided_{world_.regions_, rank_, world_.nranks()};
   std::vector<am_message> spilled_;  // reused by the consumer
 };
 
