@@ -8,9 +8,10 @@
 //      without taking the lock (most attempts of an idle thief find none);
 //   2. lock: compare-and-swap of the deque's lock word, free -> this
 //      thief's mark (held by someone: give up, try later);
-//   3. claim, then look: fetch-and-add 1 on top, then get bottom (the pair
-//      with the owner's pop: the owner stores bottom then loads top, so
-//      one of the two sees the other); nothing left: swap top back;
+//   3. claim, then look: fetch-and-add 1 on top, then read bottom by
+//      fetch-and-add 0 (the pair with the owner's pop: the owner stores
+//      bottom then loads top, so one of the two sees the other); nothing
+//      left: swap top back;
 //   4. get the entry (256 bytes, self-contained: packet, the task record's
 //      offset from the anchor, forking rank, cell, root); of a root other
 //      than the thief's: swap top back;
@@ -19,8 +20,9 @@
 // The owner and thieves of its node update the same words with the CPU's
 // atomics, so the transport's atomics must be coherent with them (true of
 // MPI RMA and UCX on a node, and of the one-process operations of the smp
-// backend); top and lock are only ever changed by atomics, bottom and the
-// slots are read by gets of aligned words (docs/FORKJOIN.md).
+// backend). Top and lock are only ever changed by the transport's atomics;
+// the owner's bottom is read by an atomic after the claim and by a get of
+// aligned words in the look, the slots by gets (docs/FORKJOIN.md).
 //
 // Idle thieves keep the network quiet: one random victim and one of its
 // deques per attempt, at most `limit` attempts of a rank under way at a
@@ -37,6 +39,7 @@
 
 #include "forkjoin/random_pick.hpp"
 #include "pgas/one_sided_heap.hpp"
+#include "rma/racing_reads.hpp"
 #include "trace/recorder.hpp"
 
 namespace weft::detail::fj {
@@ -92,16 +95,22 @@ attempt_result attempt(one_sided_ops& ops, int victim, std::uint64_t key, std::s
   static_assert(top % 8 == 0 && bottom % 8 == 0 && lock % 8 == 0 && bottom > top);
   constexpr std::size_t bottom_word = (bottom - top) / 8;
   std::int64_t words[bottom_word + 1];
-  ops.get(victim, key, at + top, words, sizeof words);
-  ops.flush(victim);
+  {
+    // A look, racing by design with the owner's and other thieves' updates
+    // (a stale answer costs one wasted or one skipped attempt).
+    rma::detail::racing_reads look;
+    ops.get(victim, key, at + top, words, sizeof words);
+    ops.flush(victim);
+  }
   if (words[0] >= words[bottom_word]) return attempt_result::empty;
 
   if (ops.compare_swap(victim, key, at + lock, steal_deque::unlocked, mark) != steal_deque::unlocked)
     return attempt_result::busy;
   const auto t = static_cast<std::int64_t>(ops.fetch_add(victim, key, at + top, 1));
-  std::int64_t b = 0;
-  ops.get(victim, key, at + bottom, &b, sizeof b);
-  ops.flush(victim);
+  // Bottom by an atomic (adding 0), not a get: it reads the owner's latest
+  // store of bottom, which follows its write of the slot, so the slot read
+  // next is complete.
+  const auto b = static_cast<std::int64_t>(ops.fetch_add(victim, key, at + bottom, 0));
   attempt_result r = attempt_result::taken;
   if (t >= b) {
     r = attempt_result::empty;  // the owner popped it meanwhile
