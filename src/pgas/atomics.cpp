@@ -4,6 +4,7 @@
 #include <string>
 
 #include "pgas/handlers.hpp"
+#include "pgas/one_sided_heap.hpp"
 #include "rma/rank_state.hpp"
 
 namespace weft::pgas::detail {
@@ -101,6 +102,54 @@ void check_atomic(int origin, int target, std::uint64_t offset, atomic_type t, a
          std::to_string(w) + " bytes");
 }
 
+// The transport's one-sided atomics are 64-bit fetch_add, compare_swap and
+// swap. Those serve the 64-bit operations that are one of them; everything
+// else (32-bit types, min, max, floating-point add) is a compare_swap loop
+// on the aligned 64-bit word that holds the operand: the operation is
+// applied to a copy of the word read atomically, which then replaces the
+// word if it did not change meanwhile.
+std::uint64_t one_sided_atomic(const one_sided_heap& h, int rank, std::uint64_t offset, atomic_type t, atomic_op op,
+                               std::uint64_t a, std::uint64_t b) {
+  weft::detail::one_sided_ops& o = *h.ops;
+  if (width_of(t) == 8) {
+    switch (op) {
+      case atomic_op::load:
+        count_one_sided();
+        return o.fetch_add(rank, h.key, offset, 0);
+      case atomic_op::store:
+      case atomic_op::exchange:
+        count_one_sided();
+        return o.swap(rank, h.key, offset, a);
+      case atomic_op::compare_exchange:
+        count_one_sided();
+        return o.compare_swap(rank, h.key, offset, a, b);
+      case atomic_op::fetch_add:
+        if (t == atomic_type::i64 || t == atomic_type::u64) {
+          count_one_sided();
+          return o.fetch_add(rank, h.key, offset, a);
+        }
+        break;
+      default:
+        break;
+    }
+  }
+  const std::uint64_t word_at = offset & ~std::uint64_t{7};
+  const std::size_t within = static_cast<std::size_t>(offset - word_at);
+  count_one_sided();
+  std::uint64_t seen = o.fetch_add(rank, h.key, word_at, 0);
+  for (;;) {
+    std::uint64_t next = seen;
+    const std::uint64_t old = apply_atomic(reinterpret_cast<std::byte*>(&next) + within, t, op, a, b);
+    // Nothing to write (a load, a failed compare, a min or max that keeps
+    // the value): the operation took effect when `seen` was read.
+    if (next == seen) return old;
+    count_one_sided();
+    const std::uint64_t was = o.compare_swap(rank, h.key, word_at, seen, next);
+    if (was == seen) return old;
+    seen = was;
+  }
+}
+
 }  // namespace weft::pgas::detail
 
 namespace weft::detail::pgas {
@@ -119,6 +168,9 @@ future<std::uint64_t> atomic(int rank, std::uint64_t offset, atomic_type t, atom
   rank_comm& comm = weft::pgas::detail::current_comm();
   check_atomic(comm.rank, rank, offset, t, op);
   if (std::byte* p = address_of(rank, offset, true)) return make_ready_future(apply_atomic(p, t, op, a, b));
+  // Atomics that return the old value are complete when they return.
+  if (const one_sided_heap h = my_heap_one_sided(); h.ops != nullptr)
+    return make_ready_future(one_sided_atomic(h, rank, offset, t, op, a, b));
   auto* r = new atomic_record;
   future<std::uint64_t> f = r->old.get_future();
   op_counter& c = current().in_flight[static_cast<int>(kind::atomic)];

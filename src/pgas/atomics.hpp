@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "pgas/one_sided_heap.hpp"
 #include "weft/pgas.hpp"
 
 namespace weft::pgas::detail {
@@ -19,6 +20,11 @@ std::size_t width_of(atomic_type t) noexcept;
 
 /// Applies `op` at `p` (aligned to its width); returns the old value's bits.
 std::uint64_t apply_atomic(std::byte* p, atomic_type t, atomic_op op, std::uint64_t a, std::uint64_t b) noexcept;
+
+/// Applies `op` at (rank, offset) with the transport's one-sided atomics
+/// (h.ops not null); returns the old value's bits.
+std::uint64_t one_sided_atomic(const one_sided_heap& h, int rank, std::uint64_t offset, atomic_type t, atomic_op op,
+                               std::uint64_t a, std::uint64_t b);
 
 /// Ends the job unless `t`/`op` are a valid pair and `offset` is aligned.
 void check_atomic(int origin, int target, std::uint64_t offset, atomic_type t, atomic_op op);

@@ -1,10 +1,15 @@
 // Distributed locks: the owner's lock_table queues requests in arrival
 // order and grants the lock to one rank at a time. A requester in the
 // owner's process calls the owner's side directly; others send messages
-// (DiOMP's active-message protocol: request, grant, release).
+// (DiOMP's active-message protocol: request, grant, release). In jobs whose
+// ranks do not all map each other's heaps and whose transport has one-sided
+// operations, every lock is instead an MCS queue lock on one-sided atomics
+// (mcs_lock.hpp): one protocol per lock, whoever asks.
 #include <string>
 
 #include "pgas/handlers.hpp"
+#include "pgas/mcs_lock.hpp"
+#include "pgas/one_sided_heap.hpp"
 #include "rma/rank_state.hpp"
 #include "weft/pgas.hpp"
 
@@ -94,13 +99,18 @@ namespace weft::detail::pgas {
 
 using namespace weft::pgas::detail;
 
-std::uint32_t lock_create() { return current().locks.create(); }
+std::uint32_t lock_create() {
+  const std::uint32_t id = current().locks.create();
+  if (one_sided_locks()) mcs::check_created(current().rank, id);
+  return id;
+}
 
 void lock_destroy(int owner, std::uint32_t id) {
   rank_pgas& me = current();
   if (owner != me.rank)
     fail("rank " + std::to_string(me.rank) + " destroys " + lock_name(owner, id) + " (only its owner may)");
   if (id == 0) fail("the lock of rank " + std::to_string(owner) + " cannot be destroyed");
+  if (one_sided_locks()) mcs::check_destroy(owner, id);
   const int holder = me.locks.destroy(id);
   if (holder == -2) fail("destroy of " + lock_name(owner, id) + ", which does not exist");
   if (holder >= 0) fail(lock_name(owner, id) + " destroyed while rank " + std::to_string(holder) + " holds it");
@@ -108,6 +118,7 @@ void lock_destroy(int owner, std::uint32_t id) {
 
 future<bool> lock_acquire(int owner, std::uint32_t id, bool try_only) {
   check_owner(owner);
+  if (one_sided_locks()) return mcs::acquire(owner, id, try_only);
   rank_comm& comm = weft::pgas::detail::current_comm();
   auto* r = new lock_record;
   future<bool> f = r->granted.get_future();
@@ -126,6 +137,7 @@ void lock_release(int owner, std::uint32_t id) {
   // What was written under the lock is in place before the next holder has it.
   weft::wait_puts();
   weft::wait_atomics();
+  if (one_sided_locks()) return mcs::release(owner, id);
   rank_comm& comm = weft::pgas::detail::current_comm();
   if (rank_pgas* o = in_process(owner))
     serve_unlock(*o, comm.rank, id);

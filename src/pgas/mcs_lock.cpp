@@ -141,8 +141,9 @@ void release(int owner, std::uint32_t id) {
   if (node == max_nodes) {
     // Who is in the queue, if anyone (one read of the tail: the last to come).
     const std::uint64_t last = word_cas(owner, tail_offset(id), 0, 0);
-    fail("unlock of " + lock_name(owner, id) + " by rank " + std::to_string(me) + ", which does not hold it (" +
-         (last == 0 ? std::string("nobody does") : "rank " + std::to_string(ref_rank(last)) + " holds or waits for it") +
+    const std::string who =
+        last == 0 ? std::string("nobody does") : "rank " + std::to_string(ref_rank(last)) + " holds or waits for it";
+    fail("unlock of " + lock_name(owner, id) + " by rank " + std::to_string(me) + ", which does not hold it (" + who +
          ")");
   }
   const std::uint64_t mine = node_ref(me, node);

@@ -1,9 +1,12 @@
-// put and get: by memmove when the target heap is mapped here, else as rma
-// messages into the target's heap segment.
+// put and get: by memmove when the target heap is mapped here; else by the
+// transport's one-sided put or get followed by a flush of the target, when
+// it has them (complete at return, no handler of the target runs); else as
+// rma messages into the target's heap segment.
 #include <cstring>
 #include <memory>
 #include <stdexcept>
 
+#include "pgas/one_sided_heap.hpp"
 #include "pgas/state.hpp"
 #include "rma/operations.hpp"
 #include "weft/pgas.hpp"
@@ -37,6 +40,14 @@ future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::siz
     if (bytes != 0) std::memmove(d, src, bytes);
     return make_ready_future();
   }
+  if (const one_sided_heap h = my_heap_one_sided(); h.ops != nullptr) {
+    if (bytes != 0) {
+      h.ops->put(rank, h.key, static_cast<std::size_t>(offset), src, bytes);
+      h.ops->flush(rank);  // remote completion: what the future promises
+      count_one_sided(2);
+    }
+    return make_ready_future();
+  }
   std::shared_ptr<std::byte[]> copy;
   if (copy_source && bytes != 0) {
     copy.reset(new std::byte[bytes]);
@@ -54,6 +65,14 @@ future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t by
   rank_comm& comm = weft::pgas::detail::current_comm();
   if (const std::byte* s = checked_address("get", rank, offset, bytes)) {
     if (bytes != 0) std::memmove(dst, s, bytes);
+    return make_ready_future();
+  }
+  if (const one_sided_heap h = my_heap_one_sided(); h.ops != nullptr) {
+    if (bytes != 0) {
+      h.ops->get(rank, h.key, static_cast<std::size_t>(offset), dst, bytes);
+      h.ops->flush(rank);
+      count_one_sided(2);
+    }
     return make_ready_future();
   }
   auto& origin = weft::rma::detail::state_of(comm);
