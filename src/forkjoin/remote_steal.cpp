@@ -85,11 +85,10 @@ one_sided_thief& thief_of(fj_rank& me) {
   return s;
 }
 
-enum class attempt_result { taken, empty, busy, other_root };
+}  // namespace
 
-/// Steps 1-5 on the deque at byte `at` of `victim`'s heap.
-attempt_result attempt(one_sided_ops& ops, int victim, std::uint64_t key, std::size_t at, std::uint64_t mark,
-                       std::uint64_t root, task_entry& out) {
+attempt_result steal_entry_one_sided(one_sided_ops& ops, int victim, std::uint64_t key, std::size_t at,
+                                     std::uint64_t mark, std::uint64_t root, task_entry& out) {
   constexpr std::size_t top = steal_deque::top_offset(), bottom = steal_deque::bottom_offset(),
                         lock = steal_deque::lock_offset();
   static_assert(top % 8 == 0 && bottom % 8 == 0 && lock % 8 == 0 && bottom > top);
@@ -125,6 +124,8 @@ attempt_result attempt(one_sided_ops& ops, int victim, std::uint64_t key, std::s
   ops.swap(victim, key, at + lock, steal_deque::unlocked);
   return r;
 }
+
+namespace {
 
 /// The number of deques of `victim` (its deque_set's header), once.
 int workers_of(one_sided_thief& s, const fj_rank& me, int victim) {
@@ -172,7 +173,7 @@ task_base* steal_one_sided(fj_rank& me, std::uint64_t root) noexcept {
   // A mark no thief of this process writes (they write locked_here).
   const std::uint64_t mark = steal_deque::locked_here + 1 + static_cast<std::uint64_t>(me.rank);
   const attempt_result r =
-      n > 0 ? attempt(*s.ops, victim, s.key,
+      n > 0 ? steal_entry_one_sided(*s.ops, victim, s.key,
                       me.deques_offset + deque_set::header_bytes + sizeof(steal_deque) * static_cast<std::size_t>(d),
                       mark, root, e)
             : attempt_result::empty;
