@@ -13,11 +13,18 @@
 //   weft-mpi       weft on the mpi backend; the two ranks share a node, so
 //                  puts, gets and atomics are loads and stores through the
 //                  shared mapping (the direct path; locks are messages)
-//   weft-mpi-msg   the same with --weft:pgas-direct=0: everything travels as
-//                  active messages through MPI (the path between nodes)
+//   weft-mpi-msg   the same with --weft:pgas-direct=0 and
+//                  WEFT_PGAS_ONE_SIDED=0: everything travels as active
+//                  messages through MPI
+//   weft-mpi-1s    --weft:pgas-direct=0 alone: the transport's one-sided
+//                  operations where it has them (docs/PGAS.md), else messages
 //   weft-smp       (--mode=smp) weft's smp backend: 2 ranks as threads of one
 //                  process, direct path (and locks by direct calls)
-//   weft-smp-msg   (--mode=smp) the same with --weft:pgas-direct=0
+//   weft-smp-msg   (--mode=smp) the same with --weft:pgas-direct=0 and
+//                  WEFT_PGAS_ONE_SIDED=0 (messages)
+//   weft-smp-1s    (--mode=smp) --weft:pgas-direct=0 alone: the smp
+//                  backend's one-sided operations (memcpy, CPU atomics, and
+//                  locks as MCS queue locks on them)
 // Under mpiexec a repetition runs mpi, weft-mpi, weft-mpi-msg in turn
 // (interleaved, so a drift of the host shows in every column alike); the
 // ratio columns divide a weft median by the mpi median of the same row.
@@ -33,6 +40,7 @@
 // get-increment-put sequences per rank under rank 0's lock lose no update.
 //
 // CSV (appended; operation quoted): bench,system,operation,size_bytes,reps,median,min,max,unit
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -53,12 +61,18 @@ struct rma_system {
   std::function<void(const options&, const plan&)> repetition;
 };
 
-void measure_weft(const options& o, const plan& p, const std::vector<std::string>& extra, const std::string& suffix) {
+/// `one_sided`: false sets WEFT_PGAS_ONE_SIDED=0 for this run (the message
+/// path where the heaps are not mapped); every process of a job sets the same.
+void measure_weft(const options& o, const plan& p, const std::vector<std::string>& extra, const std::string& suffix,
+                  bool one_sided = true) {
   auto body = [&](const std::string& system) {
     weft_rma ops;
     measure_all(ops, system, p, weft::rank());
   };
+  if (one_sided) unsetenv("WEFT_PGAS_ONE_SIDED");
+  else setenv("WEFT_PGAS_ONE_SIDED", "0", 1);
   run_weft(o, body, extra, suffix);
+  unsetenv("WEFT_PGAS_ONE_SIDED");
 }
 
 const std::vector<rma_system> systems_measured = {
@@ -70,7 +84,8 @@ const std::vector<rma_system> systems_measured = {
        measure_all(ops, "mpi", p, me);
      }},
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {}, ""); }},
-    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-msg"); }},
+    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-msg", false); }},
+    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-1s"); }},
 };
 
 // ---- output -----------------------------------------------------------------

@@ -2,9 +2,12 @@
 # Runs bench_pgas in rounds, alternating its two invocations, and prints one
 # table per operation with every column and its ratio to MPI RMA:
 #   1. mpiexec -n 2 -bind-to core bench_pgas --reps 1
-#        columns mpi, weft-mpi, weft-mpi-msg (one process per rank)
+#        columns mpi, weft-mpi, weft-mpi-msg, weft-mpi-1s (one process per rank)
 #   2. bench_pgas --mode=smp --reps 1 --weft:ranks=2
-#        columns weft-smp, weft-smp-msg (2 ranks as threads of one process)
+#        columns weft-smp, weft-smp-msg, weft-smp-1s (2 ranks as threads of
+#        one process)
+# (-msg: unmapped heaps through messages; -1s: through the transport's
+# one-sided operations, where it has them; pgas_bench.cpp says more.)
 # A cell is the median [min-max] over the rounds; X/mpi is X's median over
 # the mpi column's median, whose rounds ran alternately with X's (in the
 # same mpiexec job for weft-mpi*, in the job just before for weft-smp*).
@@ -47,7 +50,7 @@ done
 import csv, statistics, sys
 
 rows = list(csv.DictReader(open(sys.argv[1])))
-order = ["mpi", "weft-mpi", "weft-mpi-msg", "weft-smp", "weft-smp-msg"]
+order = ["mpi", "weft-mpi", "weft-mpi-msg", "weft-mpi-1s", "weft-smp", "weft-smp-msg", "weft-smp-1s"]
 ops, data = [], {}
 for r in rows:
     op = r["operation"]

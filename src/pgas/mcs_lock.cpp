@@ -14,6 +14,7 @@
 
 #include "pgas/one_sided_heap.hpp"
 #include "pgas/state.hpp"
+#include "weft/async.hpp"
 #include "weft/this_task.hpp"
 
 namespace weft::pgas::detail::mcs {
@@ -84,6 +85,12 @@ void wait_own(int me, std::size_t offset, std::uint64_t value, bool until) {
   while ((own_word(me, offset) == value) != until) weft::this_task::yield();
 }
 
+void now_held(int me, std::uint64_t key, std::uint32_t node) {
+  rank_nodes& n = nodes_of(me);
+  std::lock_guard g(n.mutex);
+  n.held[key] = node;
+}
+
 void check_id(int owner, std::uint32_t id) {
   if (id >= max_locks)
     fail(lock_name(owner, id) + ": locks over one-sided operations number at most " + std::to_string(max_locks - 1) +
@@ -115,11 +122,15 @@ future<bool> acquire(int owner, std::uint32_t id, bool try_only) {
     }
   } else if (const std::uint64_t pred = word_swap(owner, tail_offset(id), mine); pred != 0) {
     word_swap(ref_rank(pred), next_offset(ref_node(pred)), mine);
-    wait_own(me, locked_offset(node), 0, true);
+    // Queued: a task of this rank waits for the hand-over, so that
+    // lock_async returns at once.
+    return weft::async([me, node, key = lock_key(owner, id)] {
+      wait_own(me, locked_offset(node), 0, true);
+      now_held(me, key, node);
+      return true;
+    });
   }
-  rank_nodes& n = nodes_of(me);
-  std::lock_guard g(n.mutex);
-  n.held[lock_key(owner, id)] = node;
+  now_held(me, lock_key(owner, id), node);
   return make_ready_future(true);
 }
 

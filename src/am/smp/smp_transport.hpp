@@ -130,8 +130,8 @@ class smp_world {
   }
   producer& producer_of(int rank, int worker_index) noexcept { return producers_[worker_slot(rank, worker_index)]; }
   std::vector<std::unique_ptr<inbox>> inboxes_;
-  bool ring_per_pair_;
-  smp_region_table regions_;  // what the ranks registered for one-sided access  // every worker gets its own ring towards every rank
+  bool ring_per_pair_;  // every worker gets its own ring towards every rank
+  smp_region_table regions_;  // what the ranks registered for one-sided access
   am_return_channel& returns(int rank, int worker_index) noexcept {
     return returns_[worker_slot(rank, worker_index)].channel;
   }
