@@ -18,11 +18,13 @@
 //   5. unlock: swap the lock word back to free.
 //
 // The owner and thieves of its node update the same words with the CPU's
-// atomics, so the transport's atomics must be coherent with them (true of
-// MPI RMA and UCX on a node, and of the one-process operations of the smp
-// backend). Top and lock are only ever changed by the transport's atomics;
-// the owner's bottom is read by an atomic after the claim and by a get of
-// aligned words in the look, the slots by gets (docs/FORKJOIN.md).
+// atomics, so the transport's atomics must be atomic with them and complete
+// without the target's CPU: true of the smp backend's operations (CPU
+// atomics on the target's word) and of RDMA hardware atomics on coherent
+// memory, not of MPI RMA as MPICH 4.0 carries it out on this host (by the
+// target's progress; docs/FORKJOIN.md). A remote thief changes top and the
+// lock only by the transport's atomics and reads bottom after its claim by
+// one; the look reads top and bottom, and the entry is read, by gets.
 //
 // Idle thieves keep the network quiet: one random victim and one of its
 // deques per attempt, at most `limit` attempts of a rank under way at a
