@@ -11,9 +11,16 @@
 # core 0), 1x1 (weft, 1 rank x 1 thread), 1x2 (1 rank x 2 threads), 2x1-smp
 # (2 ranks x 1 thread, threads of one process), 2x1-mpi (mpiexec -n 2
 # -bind-to core, WEFT_THREADS=1). The steal benchmark runs on 2x1-smp and
-# 2x1-mpi only.
+# 2x1-mpi only. Steals across nodes, simulated in one process by making
+# the other rank a remote victim (--weft:steal=messages): 2x1-smp-rdma
+# (by one-sided operations) and 2x1-smp-msg (by message, WEFT_STEAL_RDMA=0,
+# with a progress thread per rank so that a busy victim answers); they run
+# for fib and steal. With MPI one-sided operations, 2x1-mpi-rdma and
+# 2x1-mpi-msg do the same under mpiexec (not in the defaults: add them to
+# CONFIGS_steal / CONFIGS_fib).
 #
-# Environment: REPS (5), BENCHES ("fib cilksort uts steal"), FIB_N (35),
+# Environment: REPS (5), BENCHES ("fib cilksort uts steal"), CONFIGS_<bench>
+# (its configurations, e.g. CONFIGS_steal="2x1-smp-rdma 2x1-smp-msg"), FIB_N (35),
 # SORT_N (10000000), UTS_DEPTH (10) and UTS_SEED (19): UTS's T1 tree,
 # 4,130,071 nodes; UTS_DEPTH=13 UTS_SEED=29 is T1L (102,181,082 nodes),
 # STEAL_ITERS (20000), STEAL_BUSY_US (50), SEGMENT (weft heap per rank, 2G:
@@ -48,10 +55,10 @@ declare -A args=(
   [steal]="--iters=$STEAL_ITERS --busy-us=$STEAL_BUSY_US"
 )
 declare -A configs=(
-  [fib]="serial 1x1 1x2 2x1-smp 2x1-mpi"
-  [cilksort]="serial 1x1 1x2 2x1-smp 2x1-mpi"
-  [uts]="serial 1x1 1x2 2x1-smp 2x1-mpi"
-  [steal]="2x1-smp 2x1-mpi"
+  [fib]=${CONFIGS_fib:-"serial 1x1 1x2 2x1-smp 2x1-mpi 2x1-smp-rdma 2x1-smp-msg"}
+  [cilksort]=${CONFIGS_cilksort:-"serial 1x1 1x2 2x1-smp 2x1-mpi"}
+  [uts]=${CONFIGS_uts:-"serial 1x1 1x2 2x1-smp 2x1-mpi"}
+  [steal]=${CONFIGS_steal:-"2x1-smp 2x1-mpi 2x1-smp-rdma 2x1-smp-msg"}
 )
 for b in $BENCHES; do
   [[ -x $BIN_DIR/bench_fj_$b ]] || { echo "missing $BIN_DIR/bench_fj_$b (cmake --build --preset release --target bench_fj_$b)" >&2; exit 1; }
@@ -69,6 +76,14 @@ invoke() {
     1x2) cmd=(taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=1 --weft:threads=2) ;;
     2x1-smp) cmd=(taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2 --weft:threads=1) ;;
     2x1-mpi) cmd=(env WEFT_THREADS=1 "$MPIEXEC" -n 2 -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
+    2x1-smp-rdma) cmd=(env WEFT_STEAL_RDMA=1 taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2
+                       --weft:threads=1 --weft:steal=messages) ;;
+    2x1-smp-msg) cmd=(env WEFT_STEAL_RDMA=0 taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2
+                      --weft:threads=1 --weft:steal=messages --weft:progress=thread) ;;
+    2x1-mpi-rdma) cmd=(env WEFT_THREADS=1 WEFT_STEAL=messages WEFT_STEAL_RDMA=1 "$MPIEXEC" -n 2 -bind-to core
+                       "$bin" "${common[@]}" "${weft[@]}") ;;
+    2x1-mpi-msg) cmd=(env WEFT_THREADS=1 WEFT_STEAL=messages WEFT_STEAL_RDMA=0 WEFT_PROGRESS=thread "$MPIEXEC" -n 2
+                      -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
   esac
   echo "${cmd[*]}" >> "$OUT_DIR/commands.txt"
   timeout "$TIMEOUT" "${cmd[@]}" >> "$OUT_DIR/$b.txt" 2>&1 || failed+=("$b $c: status $?")

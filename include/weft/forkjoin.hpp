@@ -195,12 +195,12 @@ auto root_exec(F&& f, A&&... args) {
 /// workers of this rank, failed attempts, and the time spent in them.
 struct steal_statistics {
   std::uint64_t from_node = 0;        // other ranks of this node, through shared memory
-  std::uint64_t from_remote = 0;      // other ranks, by message
+  std::uint64_t from_remote = 0;      // ranks of other nodes: by one-sided operations or by message
   std::uint64_t from_siblings = 0;    // other workers of this rank
   std::uint64_t failed = 0;           // attempts on another rank that found nothing
   std::uint64_t node_steal_ns = 0;    // time in successful shared-memory steals
   std::uint64_t failed_steal_ns = 0;  // time in failed ones (estimated from a sample)
-  std::uint64_t remote_steal_ns = 0;  // request to arrival, successful message steals
+  std::uint64_t remote_steal_ns = 0;  // successful ones of those: the attempt, or request to arrival by message
   std::uint64_t stolen() const noexcept { return from_node + from_remote; }
 };
 

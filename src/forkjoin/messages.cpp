@@ -66,17 +66,20 @@ void fj_arrived(rank_comm& c, am_message&& m) {
       return;
     }
     case wire_kind::steal_reply: {
+      // Request to reply, for both outcomes (failed ones are timed like the
+      // one-sided path's, so the two compare).
+      const auto spent = static_cast<std::uint64_t>(now_ns() - me.request_sent_ns.load(std::memory_order_relaxed));
       if (h.failed == 0) {
         if (body.size() < offsetof(task_entry, payload)) fail(me.rank, "a truncated stolen task");
         task_entry e;
         std::memcpy(&e, body.data(), std::min(body.size(), sizeof e));
         me.stats.from_remote.fetch_add(1, std::memory_order_relaxed);
-        me.stats.remote_ns.fetch_add(
-            static_cast<std::uint64_t>(now_ns() - me.request_sent_ns.load(std::memory_order_relaxed)),
-            std::memory_order_relaxed);
+        me.stats.remote_ns.fetch_add(spent, std::memory_order_relaxed);
         spawn_to(c.sched, make_stolen_task(e));
       } else {
         me.stats.failed.fetch_add(1, std::memory_order_relaxed);
+        me.stats.failed_timed.fetch_add(1, std::memory_order_relaxed);
+        me.stats.failed_ns.fetch_add(spent, std::memory_order_relaxed);
       }
       me.request_out.store(false, std::memory_order_release);
       return;

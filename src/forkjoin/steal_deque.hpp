@@ -10,6 +10,15 @@
 // same pages. Entries carry their packet's bytes; a thief copies one out
 // under the lock and runs the copy.
 //
+// Thieves that cannot map the deque (ranks of other nodes) run the same
+// protocol with the transport's one-sided operations (remote_steal.cpp):
+// the lock is a 64-bit word they take with a remote compare-and-swap, they
+// claim with a remote fetch-and-add on top and read bottom and the entry
+// with gets. So the words a thief touches are 64-bit, 8-byte aligned, at
+// fixed offsets (layout below), and an entry is self-contained bytes: the
+// packet, the task record's offset from the executable's anchor, the
+// forking rank and its cell (a number only that rank interprets).
+//
 // Every entry names the root_exec it was forked in; a thief takes only
 // entries of the root it is inside itself (docs/FORKJOIN.md, "Roots back to
 // back"). It looks at the oldest entry only: a deque holds the entries of
@@ -22,7 +31,9 @@
 #include <cstring>
 #include <new>
 
-#include "sched/spin_mutex.hpp"
+#include <sched.h>
+
+#include "sched/cpu_relax.hpp"
 #include "weft/forkjoin/detail.hpp"
 
 namespace weft::detail::fj {
@@ -74,15 +85,15 @@ class steal_deque {
     if (top_.load(std::memory_order_seq_cst) > b) {
       // A thief may have claimed it: settle under the lock.
       bottom_.store(b + 1, std::memory_order_relaxed);
-      lock_.lock();
+      lock();
       b = bottom_.load(std::memory_order_relaxed) - 1;
       bottom_.store(b, std::memory_order_relaxed);
       if (top_.load(std::memory_order_relaxed) > b) {
         bottom_.store(b + 1, std::memory_order_relaxed);
-        lock_.unlock();
+        unlock();
         return false;
       }
-      lock_.unlock();
+      unlock();
     }
     if (out != nullptr) copy(slots_[b % capacity], *out);
     return true;
@@ -94,7 +105,7 @@ class steal_deque {
     // Look before locking: most attempts find an empty deque, and they
     // should not bounce its lines between the owner's core and the thief's.
     if (top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire)) return false;
-    if (!lock_.try_lock()) return false;  // another thief is at it: try elsewhere
+    if (!try_lock()) return false;  // another thief is at it: try elsewhere
     const std::int64_t t = top_.load(std::memory_order_relaxed);
     // Claim, then look (the pair with pop()). It is also a release: an
     // owner that sees a later top reuses slots that earlier thieves copied
@@ -104,7 +115,7 @@ class steal_deque {
     // the look above.)
     if (t >= bottom_.load(std::memory_order_seq_cst)) {
       top_.store(t, std::memory_order_relaxed);
-      lock_.unlock();
+      unlock();
       return false;
     }
     if (slots_[t % capacity].h.root != root) {
@@ -114,11 +125,11 @@ class steal_deque {
       // this top) and reuses the slot must do so after the read above:
       // release.
       top_.store(t, std::memory_order_release);
-      lock_.unlock();
+      unlock();
       return false;
     }
     copy(slots_[t % capacity], out);
-    lock_.unlock();
+    unlock();
     return true;
   }
 
@@ -126,7 +137,33 @@ class steal_deque {
     return top_.load(std::memory_order_acquire) >= bottom_.load(std::memory_order_acquire);
   }
 
+  // Where a remote thief finds the words and the slots, in bytes from the
+  // deque's start (offsetof: the class is standard-layout).
+  static constexpr std::size_t top_offset() noexcept { return offsetof(steal_deque, top_); }
+  static constexpr std::size_t bottom_offset() noexcept { return offsetof(steal_deque, bottom_); }
+  static constexpr std::size_t lock_offset() noexcept { return offsetof(steal_deque, lock_); }
+  static constexpr std::size_t slot_offset(std::int64_t i) noexcept {
+    return offsetof(steal_deque, slots_) + sizeof(task_entry) * static_cast<std::size_t>(i % capacity);
+  }
+  /// The lock word's values: free, or held by a thief or owner of this
+  /// process (a remote thief writes its own, see remote_steal.cpp).
+  static constexpr std::uint64_t unlocked = 0, locked_here = 1;
+
  private:
+  // The lock: a test-and-test-and-set on a 64-bit word (remote thieves take
+  // it with compare-and-swap, which works on 64-bit words).
+  bool try_lock() noexcept {
+    std::uint64_t free = unlocked;
+    return lock_.load(std::memory_order_relaxed) == unlocked &&
+           lock_.compare_exchange_strong(free, locked_here, std::memory_order_acquire, std::memory_order_relaxed);
+  }
+  void lock() noexcept {
+    // Every 64th round gives the core away: the holder may be descheduled
+    // (oversubscribed ranks).
+    for (unsigned round = 1; !try_lock(); ++round) round % 64 == 0 ? static_cast<void>(sched_yield()) : cpu_relax();
+  }
+  void unlock() noexcept { lock_.store(unlocked, std::memory_order_release); }
+
   static void copy(const task_entry& from, task_entry& to) noexcept {
     to.h = from.h;
     std::memcpy(to.payload, from.payload, from.h.size <= payload_capacity ? from.h.size : payload_capacity);
@@ -134,7 +171,7 @@ class steal_deque {
 
   alignas(64) std::atomic<std::int64_t> top_{0};
   alignas(64) std::atomic<std::int64_t> bottom_{0};
-  alignas(64) spin_mutex lock_;
+  alignas(64) std::atomic<std::uint64_t> lock_{unlocked};
   alignas(64) task_entry slots_[capacity];
 };
 
@@ -161,5 +198,9 @@ struct deque_set {
   }
 };
 static_assert(sizeof(deque_set) <= deque_set::header_bytes);
+static_assert(std::atomic<std::int64_t>::is_always_lock_free && std::atomic<std::uint64_t>::is_always_lock_free &&
+                  sizeof(std::atomic<std::int64_t>) == 8 && sizeof(std::atomic<int>) == sizeof(int),
+              "remote thieves read and update these words as plain 64-bit (and 32-bit) words");
+static_assert(sizeof(steal_deque) % 64 == 0 && deque_set::header_bytes % 8 == 0, "the words stay 8-byte aligned");
 
 }  // namespace weft::detail::fj

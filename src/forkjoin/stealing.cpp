@@ -2,10 +2,14 @@
 // none (the scheduler's foreign_work hook): its own deque (tasks its
 // suspended tasks left), its siblings' deques, then — inside a root_exec —
 // a random rank of its node through shared memory, else a random rank of
-// another node by message (one request at a time). It takes only tasks of
-// the root its rank is inside (docs/FORKJOIN.md, "Roots back to back").
+// another node: by the transport's one-sided operations where it has them
+// (remote_steal.cpp), else by message (one request at a time). It takes
+// only tasks of the root its rank is inside (docs/FORKJOIN.md, "Roots back
+// to back").
 #include <atomic>
 
+#include "forkjoin/random_pick.hpp"
+#include "forkjoin/remote_steal.hpp"
 #include "forkjoin/state.hpp"
 #include "sched/scheduler.hpp"
 #include "trace/recorder.hpp"
@@ -14,20 +18,6 @@
 namespace weft::detail::fj {
 
 namespace {
-
-thread_local std::uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-std::uint64_t next_random() noexcept {
-  rng ^= rng << 13;
-  rng ^= rng >> 7;
-  rng ^= rng << 17;
-  return rng;
-}
-
-template <class V>
-int pick(const V& v) noexcept {
-  return v[static_cast<std::size_t>(next_random() % v.size())];
-}
 
 /// Tries every deque of `set`, starting at a random one, for a task of
 /// `root`. Returns the worker it took one from, or -1.
@@ -94,7 +84,9 @@ task_base* find_forked(scheduler& s, worker& w) noexcept {
   if (root == 0) return nullptr;  // between roots: other ranks' tasks are not ours
   if (!me.node_victims.empty())
     if (task_base* t = steal_on_node(me, root)) return t;
-  if (!me.remote_victims.empty()) ask_remote(me, root);
+  if (me.remote_victims.empty()) return nullptr;
+  if (steals_one_sided(me)) return steal_one_sided(me, root);
+  ask_remote(me, root);
   return nullptr;
 }
 
