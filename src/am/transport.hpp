@@ -54,6 +54,14 @@ class one_sided_ops {
   using region_key = std::uint64_t;
 
   virtual ~one_sided_ops() = default;
+  /// Whether the operations complete with no action of the target's CPU
+  /// (its workers may be busy in a long task and never poll) and the
+  /// atomics are atomic with the target's own CPU atomics on the same
+  /// words. Layers route work through one-sided operations only then:
+  /// where the library serves them from the target's progress calls (MPICH
+  /// over UCX here runs MPI RMA so, docs/PGAS.md), messages are as fast and
+  /// keep the target's workers awake.
+  virtual bool target_passive() const noexcept = 0;
   /// Registers `bytes` at `base` (collective over the job); the key other
   /// ranks address it with.
   virtual region_key register_region(void* base, std::size_t bytes) = 0;

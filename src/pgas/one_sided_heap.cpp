@@ -92,8 +92,9 @@ void register_one_sided(process_pgas& p, weft::detail::process_runtime& rt) {
   std::vector<weft::detail::one_sided_ops*> ops;
   for (auto& t : rt.transports) ops.push_back(t->one_sided());
   // Every process runs the same backend: all of them have the operations,
-  // or none has.
-  if (ops.empty() || ops[0] == nullptr) return;
+  // or none has. Operations the target must serve are not taken
+  // (one_sided_ops::target_passive).
+  if (ops.empty() || ops[0] == nullptr || !ops[0]->target_passive()) return;
   // The ranks of this process register one after the other, in the same
   // order as every other rank: heap first, then lock words.
   mcs::reset(ops.size());

@@ -205,7 +205,7 @@ void start_mpi(process_runtime& rt) {
   }
   auto t = std::make_unique<mpi_transport>(
       &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk,
-                                           o.mpi_rma != "off"});
+                                           o.mpi_rma != "off", o.mpi_rma == "on"});
   rt.world_size = t->size();
   rt.first_rank = t->rank();
   // By default the node's cores are shared among its ranks, within what

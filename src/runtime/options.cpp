@@ -137,9 +137,11 @@ const std::vector<option_def>& table() {
                   "limit)"),
       size_option("mpi-chunk", &o::mpi_chunk, 4 * KiB, max_mpi_chunk,
                   "mpi: a large segment of a remote call travels in MPI messages of at most this size"),
-      choice_option("mpi-rma", &o::mpi_rma, {"auto", "off"},
-                    "mpi: offer one-sided operations over MPI-3 RMA windows (used only when every rank says auto; "
-                    "docs/PGAS.md)"),
+      choice_option("mpi-rma", &o::mpi_rma, {"auto", "on", "off"},
+                    "mpi: one-sided operations over MPI-3 RMA windows. auto: offered, but global memory and steals "
+                    "keep messages (MPICH over UCX serves RMA from the target's MPI calls); on: they take the "
+                    "windows, for an MPI whose RMA needs no action of the target; off: no windows. The same on "
+                    "every rank (docs/PGAS.md)"),
       choice_option("rma-protocol", &o::rma_protocol, {"auto", "messages"},
                     "messages: rma reaches ranks in this process through the message protocol too (for testing "
                     "it in one process)"),

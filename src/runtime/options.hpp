@@ -45,7 +45,7 @@ struct runtime_options {
   // longer segments travel in pieces (MPI counts are ints).
   std::size_t mpi_chunk = std::size_t{1} << 30;
   // mpi: one-sided operations over MPI-3 RMA windows (auto), or none (off).
-  std::string mpi_rma = "auto";  // auto | off
+  std::string mpi_rma = "auto";  // auto | on | off
   // rma: reach in-process targets through the message protocol too
   // ("messages"; for testing it inside one process) instead of copying.
   std::string rma_protocol = "auto";  // auto | messages

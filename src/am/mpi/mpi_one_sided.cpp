@@ -31,8 +31,8 @@ MPI_Info window_info() {
 
 }  // namespace
 
-mpi_one_sided::mpi_one_sided(MPI_Comm comm, spin_mutex& lock, am_transport& transport)
-    : job_comm_(comm), lock_(lock), transport_(transport) {
+mpi_one_sided::mpi_one_sided(MPI_Comm comm, spin_mutex& lock, am_transport& transport, bool passive)
+    : job_comm_(comm), lock_(lock), transport_(transport), passive_(passive) {
   MPI_Comm_rank(comm, &rank_);
   MPI_Comm_size(comm, &size_);
 }

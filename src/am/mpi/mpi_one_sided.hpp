@@ -46,7 +46,9 @@ class mpi_one_sided final : public one_sided_ops {
 
   /// `comm`: the job's ranks; `lock`: the transport's progress lock;
   /// `transport`: progressed while a registration waits for the other ranks.
-  mpi_one_sided(MPI_Comm comm, spin_mutex& lock, am_transport& transport);
+  /// `passive`: what target_passive() says (--weft:mpi-rma=on: the user
+  /// knows the MPI library performs RMA without the target).
+  mpi_one_sided(MPI_Comm comm, spin_mutex& lock, am_transport& transport, bool passive);
   /// Closes and frees every window (collective: every rank's transport
   /// shuts down).
   ~mpi_one_sided() override;
@@ -60,6 +62,7 @@ class mpi_one_sided final : public one_sided_ops {
   std::uint64_t swap(int rank, region_key region, std::size_t offset, std::uint64_t value) override;
   void flush(int rank) override;
   void flush_all() override;
+  bool target_passive() const noexcept override { return passive_; }
 
  private:
   struct region {
@@ -90,6 +93,7 @@ class mpi_one_sided final : public one_sided_ops {
   int rank_ = 0, size_ = 1;
   std::array<region, max_regions> regions_;
   std::atomic<std::size_t> registered_{0};  // regions_[0, registered_) are in use
+  bool passive_;
 };
 
 }  // namespace weft::detail

@@ -248,10 +248,12 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
   // longest prefix and header; the prefix counts them in 16 bits.
   max_segments_ = std::min<std::size_t>((recv_size_ - sizeof(wire_prefix) - 8 - am_header_capacity) / 8, 0xffff);
   if (polls_mpi_eager()) repost_receives();
-  // Only if every rank asks: each registration is collective.
+  // Only if every rank asks: each registration is collective. Passive
+  // (layers route work through them) only if every rank says so too.
   const bool one_sided_wanted =
       std::all_of(all.begin(), all.end(), [](const rank_facts& f) { return f.wants_one_sided != 0; });
-  if (one_sided_wanted) one_sided_ = std::make_unique<mpi_one_sided>(p_->comm, lock_, *this);
+  const bool passive = std::all_of(all.begin(), all.end(), [](const rank_facts& f) { return f.wants_one_sided == 2; });
+  if (one_sided_wanted) one_sided_ = std::make_unique<mpi_one_sided>(p_->comm, lock_, *this, passive);
 }
 
 one_sided_ops* mpi_transport::one_sided() noexcept { return one_sided_.get(); }

@@ -54,6 +54,9 @@ struct mpi_transport_settings {
   std::size_t chunk;
   /// Offer one-sided operations over MPI-3 RMA (mpi_one_sided.hpp), if every rank asks; off: none.
   bool one_sided = true;
+  /// Tell the layers the MPI library performs them without the target
+  /// (one_sided_ops::target_passive; --weft:mpi-rma=on), if every rank says so.
+  bool one_sided_passive = false;
 
   static constexpr std::size_t min_eager = std::size_t{1} << 10;  // room for the longest descriptor
   /// Each rank keeps four receives of the larger of eager and coalesce posted.

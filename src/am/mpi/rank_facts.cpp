@@ -21,7 +21,7 @@ rank_facts my_facts(const mpi_transport_settings& settings, std::size_t longest_
   f.longest_eager = longest_eager;
   f.chunk = std::clamp(settings.chunk, mpi_transport_settings::min_chunk, mpi_transport_settings::max_chunk);
   f.wants_rings = settings.node_rings ? 1 : 0;
-  f.wants_one_sided = settings.one_sided ? 1 : 0;
+  f.wants_one_sided = !settings.one_sided ? 0 : settings.one_sided_passive ? 2 : 1;
   std::random_device random;
   f.job = (std::uint64_t{random()} << 32 | random()) ^ static_cast<std::uint64_t>(getpid());
   return f;

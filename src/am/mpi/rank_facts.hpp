@@ -19,7 +19,7 @@ struct rank_facts {
   std::uint64_t chunk;          // the most bytes per MPI message of a segment
   std::uint64_t wants_rings;    // 1: this rank asks for node rings
   std::uint64_t job;            // random; rank 0's names the job's shared-memory segments
-  std::uint64_t wants_one_sided;  // 1: this rank asks for MPI RMA windows
+  std::uint64_t wants_one_sided;  // 1: this rank asks for MPI RMA windows; 2: passive ones (--weft:mpi-rma=on)
 };
 
 /// This rank's facts (zero-filled where a name is shorter).

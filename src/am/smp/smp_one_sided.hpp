@@ -63,6 +63,8 @@ class smp_one_sided final : public one_sided_ops {
   /// what the caller does next.
   void flush(int) override { std::atomic_thread_fence(std::memory_order_seq_cst); }
   void flush_all() override { std::atomic_thread_fence(std::memory_order_seq_cst); }
+  /// Plain loads, stores and CPU atomics of the calling thread.
+  bool target_passive() const noexcept override { return true; }
 
  private:
   /// The address of bytes [offset, offset + n) of (rank, region); ends the
