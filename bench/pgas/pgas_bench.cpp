@@ -13,11 +13,11 @@
 //   weft-mpi       weft on the mpi backend; the two ranks share a node, so
 //                  puts, gets and atomics are loads and stores through the
 //                  shared mapping (the direct path; locks are messages)
-//   weft-mpi-msg   the same with --weft:pgas-direct=0: everything travels as
+//   weft-mpi-msg   the same with --weft:node-size=1: everything travels as
 //                  active messages through MPI (the path between nodes)
 //   weft-smp       (--mode=smp) weft's smp backend: 2 ranks as threads of one
 //                  process, direct path (and locks by direct calls)
-//   weft-smp-msg   (--mode=smp) the same with --weft:pgas-direct=0
+//   weft-smp-msg   (--mode=smp) the same with --weft:node-size=1
 // Under mpiexec a repetition runs mpi, weft-mpi, weft-mpi-msg in turn
 // (interleaved, so a drift of the host shows in every column alike); the
 // ratio columns divide a weft median by the mpi median of the same row.
@@ -70,7 +70,7 @@ const std::vector<rma_system> systems_measured = {
        measure_all(ops, "mpi", p, me);
      }},
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {}, ""); }},
-    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-msg"); }},
+    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:node-size=1"}, "-msg"); }},
 };
 
 // ---- output -----------------------------------------------------------------

@@ -21,8 +21,9 @@ constexpr int full_ring_yields = 1000;
 constexpr std::size_t drain_batch = 64;
 }  // namespace
 
-smp_world::smp_world(int nranks, int threads)
+smp_world::smp_world(int nranks, int threads, int node_size)
     : threads_(threads),
+      node_size_(node_size),
       returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))),
       producers_(std::make_unique<producer[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
   const std::size_t producers = static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads);
