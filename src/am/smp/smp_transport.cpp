@@ -182,6 +182,14 @@ bool smp_transport::progress() {
       // Idle: free what came back to this worker since its last large send
       // (a worker that stops sending does not keep its old payloads).
       if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
+      // A progress thread frees what came back to every worker of the rank:
+      // those workers never poll, and a payload's `keep` is its sender's
+      // completion (an rma put completes when it is dropped), which a task
+      // waiting for it would otherwise wait for until its worker sent
+      // something large again. free_all takes the list with one exchange,
+      // so the worker's own free_all may run at the same time.
+      else if (w == nullptr)
+        for (int i = 0; i < world_.threads_; ++i) world_.returns(rank_, i).free_all();
       return false;
     }
   }
