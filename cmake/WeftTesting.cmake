@@ -17,14 +17,21 @@
 # `;` nor an unbalanced `[` (CMake lists split at the one and not after the other).
 #
 # weft_spmd_test(NAME base COMMAND program [args...] RANKS n... [BACKENDS smp mpi]
-#                [SUFFIX text] [EXPECT ...] [FAILS_WITH ...] [STATUS n] [SKIP_IF ...] [ENV ...] [TIMEOUT s])
+#                [SUFFIX text] [EXPECT ...] [FAILS_WITH ...] [STATUS n] [SKIP_IF ...] [ENV ...] [TIMEOUT s]
+#                [NO_NODE_SIZE_VARIANT])
 # One SPMD program on several rank counts and backends: base_smp_<n>ranks<SUFFIX>
 # (WEFT_RANKS=n in one process) and base_mpi_<n>ranks<SUFFIX> (mpiexec -n n).
 # BACKENDS defaults to both; mpi entries exist only when MPI was found.
+# Each backend also runs one rank count (2 if listed, else 4, else the
+# smallest above 1) with every rank its own node: base_<backend>_<n>ranks<SUFFIX>_ns1,
+# WEFT_NODE_SIZE=1, label node_size_1 (the paths between nodes, in one
+# process or host); an entry whose ENV sets WEFT_NODE_SIZE=1 gets the label too. NO_NODE_SIZE_VARIANT leaves it out, for a test that is
+# about same-node paths (say why at the call); so does an ENV that sets
+# WEFT_NODE_SIZE itself.
 set(WEFT_RUN_TEST_SCRIPT ${CMAKE_CURRENT_LIST_DIR}/run_test.cmake)
 set(_weft_test_timeout 300)
 set(_weft_test_keywords NAME COMMAND EXPECT FAILS_WITH STATUS SKIP_IF SKIP_STATUS ENV TIMEOUT PROCESSORS
-                        RANKS BACKENDS SUFFIX)
+                        RANKS BACKENDS SUFFIX NO_NODE_SIZE_VARIANT LABELS)
 
 # Splits the calling function's arguments: the patterns (EXPECT, FAILS_WITH,
 # SKIP_IF) become the text of the test's spec file in `_weft_spec`, the rest
@@ -60,7 +67,7 @@ endmacro()
 # Adds test `name` running `command` under run_test.cmake with the checks in
 # `spec` (text of set() calls); the options as in weft_test.
 function(_weft_register name spec)
-  cmake_parse_arguments(PARSE_ARGV 2 T "" "STATUS;SKIP_STATUS;TIMEOUT;PROCESSORS" "COMMAND;ENV")
+  cmake_parse_arguments(PARSE_ARGV 2 T "" "STATUS;SKIP_STATUS;TIMEOUT;PROCESSORS" "COMMAND;ENV;LABELS")
   if(T_UNPARSED_ARGUMENTS)
     message(FATAL_ERROR "weft_test(${name}): unknown arguments ${T_UNPARSED_ARGUMENTS}")
   endif()
@@ -100,6 +107,9 @@ function(_weft_register name spec)
   if(T_ENV)
     set_tests_properties(${name} PROPERTIES ENVIRONMENT "${T_ENV}")
   endif()
+  if(T_LABELS)
+    set_tests_properties(${name} PROPERTIES LABELS "${T_LABELS}")
+  endif()
 endfunction()
 
 function(weft_test)
@@ -115,7 +125,7 @@ endfunction()
 function(weft_spmd_test)
   set(_weft_argc ${ARGC})
   _weft_split_arguments()
-  cmake_parse_arguments(S "" "NAME;SUFFIX;TIMEOUT;STATUS" "COMMAND;RANKS;BACKENDS;ENV" ${_weft_rest})
+  cmake_parse_arguments(S "NO_NODE_SIZE_VARIANT" "NAME;SUFFIX;TIMEOUT;STATUS" "COMMAND;RANKS;BACKENDS;ENV" ${_weft_rest})
   if(NOT S_NAME OR NOT S_COMMAND OR NOT S_RANKS)
     message(FATAL_ERROR "weft_spmd_test needs NAME, COMMAND and RANKS")
   endif()
@@ -135,6 +145,21 @@ function(weft_spmd_test)
   if(TARGET ${program})
     set(program $<TARGET_FILE:${program}>)
   endif()
+  # The rank count that also runs with every rank its own node (none: no variant).
+  set(ns1_ranks "")
+  if(NOT S_NO_NODE_SIZE_VARIANT AND NOT S_ENV MATCHES "(^|;)WEFT_NODE_SIZE=")
+    if(2 IN_LIST S_RANKS)
+      set(ns1_ranks 2)
+    elseif(4 IN_LIST S_RANKS)
+      set(ns1_ranks 4)
+    else()
+      foreach(n IN LISTS S_RANKS)
+        if(n GREATER 1 AND (ns1_ranks STREQUAL "" OR n LESS ns1_ranks))
+          set(ns1_ranks ${n})
+        endif()
+      endforeach()
+    endif()
+  endif()
   foreach(n IN LISTS S_RANKS)
     set(ranks ${n}ranks)
     if(n EQUAL 1)
@@ -142,20 +167,39 @@ function(weft_spmd_test)
     endif()
     foreach(backend IN LISTS S_BACKENDS)
       set(name ${S_NAME}_${backend}_${ranks}${S_SUFFIX})
-      if(backend STREQUAL "smp")
-        _weft_register(${name} "${_weft_spec}" COMMAND ${program} ${S_COMMAND} ENV WEFT_RANKS=${n} ${S_ENV}
-                       PROCESSORS 2 ${options})
-      elseif(backend STREQUAL "mpi")
-        if(WEFT_WITH_MPI AND MPIEXEC_EXECUTABLE)
-          _weft_register(${name} "${_weft_spec}"
-                         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
-                         ENV ${S_ENV} PROCESSORS 2 ${options})
-        endif()
-      else()
-        message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown backend ${backend}")
+      set(labels)
+      if(S_ENV MATCHES "(^|;)WEFT_NODE_SIZE=1(;|$)")
+        set(labels LABELS node_size_1)  # an entry of its own with every rank its own node
+      endif()
+      _weft_spmd_register(${backend} ${name} ${n} ENV ${S_ENV} ${labels})
+      if(n STREQUAL ns1_ranks)
+        _weft_spmd_register(${backend} ${name}_ns1 ${n} ENV ${S_ENV} WEFT_NODE_SIZE=1 LABELS node_size_1)
       endif()
     endforeach()
   endforeach()
+endfunction()
+
+# One entry of weft_spmd_test: `name` on `backend` with `n` ranks; the rest
+# (ENV, LABELS) as in _weft_register. Reads the caller's _weft_spec,
+# program, S_COMMAND, S_NAME and options.
+function(_weft_spmd_register backend name n)
+  cmake_parse_arguments(PARSE_ARGV 3 R "" "" "ENV;LABELS")
+  set(extra)
+  if(R_LABELS)
+    set(extra LABELS ${R_LABELS})
+  endif()
+  if(backend STREQUAL "smp")
+    _weft_register(${name} "${_weft_spec}" COMMAND ${program} ${S_COMMAND} ENV WEFT_RANKS=${n} ${R_ENV}
+                   PROCESSORS 2 ${options} ${extra})
+  elseif(backend STREQUAL "mpi")
+    if(WEFT_WITH_MPI AND MPIEXEC_EXECUTABLE)
+      _weft_register(${name} "${_weft_spec}"
+                     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
+                     ENV ${R_ENV} PROCESSORS 2 ${options} ${extra})
+    endif()
+  else()
+    message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown backend ${backend}")
+  endif()
 endfunction()
 
 # weft_compile_tests(NAME prefix SOURCE file.cpp FAILS pattern...)

@@ -12,7 +12,7 @@
 # (2 ranks x 1 thread, threads of one process), 2x1-mpi (mpiexec -n 2
 # -bind-to core, WEFT_THREADS=1). The steal benchmark runs on 2x1-smp and
 # 2x1-mpi only. Steals across nodes, simulated in one process by making
-# the other rank a remote victim (--weft:steal=messages): 2x1-smp-rdma
+# the other rank a remote victim (--weft:node-size=1): 2x1-smp-rdma
 # (by one-sided operations) and 2x1-smp-msg (by message, WEFT_STEAL_RDMA=0,
 # with a progress thread per rank so that a busy victim answers); they run
 # for fib and steal. With MPI one-sided operations, 2x1-mpi-rdma and
@@ -77,12 +77,12 @@ invoke() {
     2x1-smp) cmd=(taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2 --weft:threads=1) ;;
     2x1-mpi) cmd=(env WEFT_THREADS=1 "$MPIEXEC" -n 2 -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
     2x1-smp-rdma) cmd=(env WEFT_STEAL_RDMA=1 taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2
-                       --weft:threads=1 --weft:steal=messages) ;;
+                       --weft:threads=1 --weft:node-size=1) ;;
     2x1-smp-msg) cmd=(env WEFT_STEAL_RDMA=0 taskset -c 0,1 "$bin" "${common[@]}" "${weft[@]}" --weft:ranks=2
-                      --weft:threads=1 --weft:steal=messages --weft:progress=thread) ;;
-    2x1-mpi-rdma) cmd=(env WEFT_THREADS=1 WEFT_STEAL=messages WEFT_STEAL_RDMA=1 "$MPIEXEC" -n 2 -bind-to core
+                      --weft:threads=1 --weft:node-size=1 --weft:progress=thread) ;;
+    2x1-mpi-rdma) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 WEFT_STEAL_RDMA=1 "$MPIEXEC" -n 2 -bind-to core
                        "$bin" "${common[@]}" "${weft[@]}") ;;
-    2x1-mpi-msg) cmd=(env WEFT_THREADS=1 WEFT_STEAL=messages WEFT_STEAL_RDMA=0 WEFT_PROGRESS=thread "$MPIEXEC" -n 2
+    2x1-mpi-msg) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 WEFT_STEAL_RDMA=0 WEFT_PROGRESS=thread "$MPIEXEC" -n 2
                       -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
   esac
   echo "${cmd[*]}" >> "$OUT_DIR/commands.txt"

@@ -13,16 +13,16 @@
 //   weft-mpi       weft on the mpi backend; the two ranks share a node, so
 //                  puts, gets and atomics are loads and stores through the
 //                  shared mapping (the direct path; locks are messages)
-//   weft-mpi-msg   the same with --weft:pgas-direct=0 and
+//   weft-mpi-msg   the same with --weft:node-size=1 and
 //                  WEFT_PGAS_ONE_SIDED=0: everything travels as active
 //                  messages through MPI
-//   weft-mpi-1s    --weft:pgas-direct=0 alone: the transport's one-sided
+//   weft-mpi-1s    --weft:node-size=1 alone: the transport's one-sided
 //                  operations where it has them (docs/PGAS.md), else messages
 //   weft-smp       (--mode=smp) weft's smp backend: 2 ranks as threads of one
 //                  process, direct path (and locks by direct calls)
-//   weft-smp-msg   (--mode=smp) the same with --weft:pgas-direct=0 and
+//   weft-smp-msg   (--mode=smp) the same with --weft:node-size=1 and
 //                  WEFT_PGAS_ONE_SIDED=0 (messages)
-//   weft-smp-1s    (--mode=smp) --weft:pgas-direct=0 alone: the smp
+//   weft-smp-1s    (--mode=smp) --weft:node-size=1 alone: the smp
 //                  backend's one-sided operations (memcpy, CPU atomics, and
 //                  locks as MCS queue locks on them)
 // Under mpiexec a repetition runs mpi, weft-mpi, weft-mpi-msg in turn
@@ -84,8 +84,8 @@ const std::vector<rma_system> systems_measured = {
        measure_all(ops, "mpi", p, me);
      }},
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {}, ""); }},
-    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-msg", false); }},
-    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:pgas-direct=0"}, "-1s"); }},
+    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:node-size=1"}, "-msg", false); }},
+    {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:node-size=1"}, "-1s"); }},
 };
 
 // ---- output -----------------------------------------------------------------

@@ -12,10 +12,10 @@
 //   weft::cache_acquire();   // later checkouts see what other ranks released
 // @endcode
 //
-// Memory this process maps (on the smp backend every rank's heap, on the mpi
-// backend the node's) is handed out as is: the span points at the heap.
-// Other memory (other nodes, or everything with --weft:pgas-direct=0, or
-// everything with --weft:cache=always) goes through a per-rank cache of
+// Memory on the calling rank's node (on the smp backend every rank's heap,
+// on the mpi backend the host's; --weft:node-size cuts both into smaller
+// nodes) is handed out as is: the span points at the heap. Other memory
+// (other nodes, or everything with --weft:cache=always) goes through a per-rank cache of
 // blocks (--weft:cache-block, default 64K; --weft:cache-size, default 16M):
 // a read fetches the missing parts of the blocks it touches, a write fetches
 // nothing, and at check-in the checked-out bytes of write and read_write

@@ -26,7 +26,8 @@
 // stores and CPU atomics on the calling thread: the target takes no part,
 // even while it computes. Ranks on other nodes are reached by active
 // messages that the target's workers (or its progress thread) serve.
-// --weft:pgas-direct=0 sends everything through messages (for testing).
+// --weft:node-size=1 makes every other rank another node's (for testing
+// that path in one process).
 //
 // Completion: a put's future is ready once the data is in the target heap
 // (a get's once it is in `dst`); atomics' once the operation was applied,
@@ -63,10 +64,11 @@ namespace weft {
 
 namespace detail::pgas {
 
-/// Address of heap byte `offset` of `rank` in this process, or null when
-/// the heap is not mapped here. `for_access`: also null when
-/// --weft:pgas-direct=0 (accesses must then go through messages). Checks
-/// only that `offset` is inside the heap: accesses use checked_address.
+/// Address of heap byte `offset` of `rank` for the calling rank, or null
+/// when that heap is not on its node (--weft:node-size decides, with the
+/// transport) and is reached by messages. `for_access` no longer changes the
+/// answer (it did for the removed --weft:pgas-direct). Checks only that
+/// `offset` is inside the heap: accesses use checked_address.
 std::byte* address_of(int rank, std::uint64_t offset, bool for_access) noexcept;
 /// Checks that `rank` exists and heap bytes [offset, offset + bytes) lie in
 /// its heap, or ends the job naming `op`, the ranks, the bytes and the heap
@@ -170,8 +172,9 @@ class global_ptr {
   bool is_null() const noexcept { return rank_ < 0; }
   explicit operator bool() const noexcept { return !is_null(); }
 
-  /// Whether this process can address the memory directly (a rank of this
-  /// process, or of this node on the mpi backend).
+  /// Whether the calling rank can address the memory directly (a rank on
+  /// its node: of this process on smp, of this host on mpi, as cut by
+  /// --weft:node-size).
   bool is_local() const noexcept { return local() != nullptr; }
   /// The memory's address in this process, or nullptr if it has none.
   T* local() const noexcept {

@@ -143,9 +143,17 @@ void send_outcome(rank_comm& comm, int to, wire_kind kind, int ran_on, std::uint
   }
 }
 
+namespace {
+/// Whether `owner`'s cells are reached in memory: in this process and on
+/// this rank's node (--weft:node-size=1 sends the others' by message).
+bool cells_in_reach(const fj_rank& me, int owner) noexcept {
+  return in_process_comm(owner) != nullptr && me.comm.transport->same_node(owner);
+}
+}  // namespace
+
 void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std::uint32_t size,
               std::exception_ptr error) {
-  if (in_process_comm(owner) != nullptr) {
+  if (cells_in_reach(me, owner)) {
     auto& c = *reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
     if (error) c.error = std::move(error);
     else if (size != 0) std::memcpy(c.value, value, size);
@@ -160,7 +168,7 @@ void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size
   fj_rank& me = current_rank();
   cell_base proxy;
   cell_base* c = &proxy;
-  if (in_process_comm(owner) != nullptr) {
+  if (cells_in_reach(me, owner)) {
     c = reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
     // Its task is still this worker's newest: run it here rather than wait.
     if (!c->done.is_set()) take_back_and_run(*c);

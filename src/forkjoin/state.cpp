@@ -19,7 +19,6 @@ const settings& options() noexcept {
   static const settings s = [] {
     settings r;
     if (process_runtime* rt = runtime_state()) {
-      r.by_messages = rt->opts.steal == "messages";
 #ifdef NDEBUG
       r.checks = rt->opts.forkjoin_checks == "on";
 #else
@@ -49,10 +48,12 @@ void make_deques(fj_rank& me) {
   void* at = detail::pgas::address_of(me.rank, me.deques_offset, false);
   std::memset(at, 0, deque_set::bytes_for(most));
   me.mine = deque_set::make(at, weft::num_threads());
-  const bool by_messages = options().by_messages;
+  // A rank whose deques this rank maps shares its node (the transport's
+  // same_node, --weft:node-size included, decides what pgas maps): stolen
+  // from in shared memory; every other rank by message.
   for (int r = 0; r < me.comm.nranks; ++r) {
     if (r == me.rank) continue;
-    if (!by_messages && detail::pgas::address_of(r, me.deques_offset, false) != nullptr) me.node_victims.push_back(r);
+    if (detail::pgas::address_of(r, me.deques_offset, false) != nullptr) me.node_victims.push_back(r);
     else me.remote_victims.push_back(r);
   }
   weft::barrier();  // every rank's deques exist before anyone steals

@@ -46,7 +46,7 @@ struct fj_rank {
   // them: it steals from other ranks only inside one, and only that root's
   // tasks (a rank may still be leaving root k while rank 0 runs root k+1).
   std::atomic<std::uint64_t> root{0};
-  std::vector<int> node_victims;       // other ranks whose deques this process maps
+  std::vector<int> node_victims;       // other ranks on this rank's node: their deques are mapped here
   std::vector<int> remote_victims;     // the others: asked by message
   std::atomic<bool> request_out{false};        // a steal request by message is on its way
   std::atomic<std::int64_t> request_sent_ns{0};
@@ -68,7 +68,6 @@ fj_rank& current_rank();
 
 /// Process-wide settings, read from the options at first use.
 struct settings {
-  bool by_messages = false;  // --weft:steal=messages
   bool checks = false;       // --weft:forkjoin-checks
 };
 const settings& options() noexcept;

@@ -43,10 +43,9 @@ std::string usage(const rank_pgas& r) {
 
 }  // namespace
 
-std::byte* address_of(int rank, std::uint64_t offset, bool for_access) noexcept {
+std::byte* address_of(int rank, std::uint64_t offset, bool /*for_access*/) noexcept {
   process_pgas& p = process();
   if (rank < 0 || rank >= p.nranks || offset >= p.segment) return nullptr;
-  if (for_access && !p.direct) return nullptr;
   return view(p, rank, offset);
 }
 

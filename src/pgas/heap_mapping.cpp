@@ -91,10 +91,11 @@ void map_node_peers(process_pgas& p, weft::detail::process_runtime& rt) {
   const int me = p.first_rank;
   const std::uint64_t job[2] = {g_job[0], g_job[1]};
   t.global_sum({0, 0, 0});  // every object exists
-  // The ranks whose objects this process can open share its node (its
-  // /dev/shm); the others are reached through messages.
+  // The transport's node (the host, or a --weft:node-size group of it)
+  // is mapped; every other rank is reached through messages, even where
+  // this process could open its object.
   for (int r = 0; r < p.nranks; ++r) {
-    if (r == me) continue;
+    if (r == me || !t.same_node(r)) continue;
     const int peer = shm_open(object_name(job[0], job[1], r).c_str(), O_RDWR, 0);
     if (peer < 0) continue;
     struct stat st {};

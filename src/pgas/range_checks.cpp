@@ -45,7 +45,7 @@ std::byte* checked_address(const char* op, int rank, std::uint64_t offset, std::
   const process_pgas& p = process();
   if (rank < 0 || rank >= p.nranks || offset > p.segment || bytes > p.segment - offset) [[unlikely]]
     check_range(op, this_rank(), rank, offset, bytes);  // ends the job
-  return p.direct ? view(p, rank, offset) : nullptr;
+  return view(p, rank, offset);
 }
 
 void too_many_bytes(const char* op, int rank, std::uint64_t offset, std::size_t count, std::size_t element_bytes) {

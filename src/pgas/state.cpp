@@ -38,6 +38,12 @@ rank_pgas* in_process(int r) noexcept {
   return g_pgas->local[static_cast<std::size_t>(local)].get();
 }
 
+bool caller_on_node_of(int r) noexcept {
+  auto* s = static_cast<weft::detail::scheduler*>(weft::detail::current_scheduler());
+  if (s == nullptr || s->comm == nullptr) return false;
+  return static_cast<rank_comm*>(s->comm)->transport->same_node(r);
+}
+
 void fail(const std::string& text) noexcept {
   const std::string line = "pgas " + text;
   weft::detail::fatal_handler(line.c_str());
@@ -49,11 +55,19 @@ void fail(const std::string& text) noexcept {
 namespace weft::detail {
 
 namespace {
+/// Whether some ranks of this process are on different nodes.
+bool splits_process(const process_runtime& rt) {
+  for (std::size_t i = 0; i < rt.transports.size(); ++i)
+    for (std::size_t j = 0; j < rt.local.size(); ++j)
+      if (!rt.transports[i]->same_node(rt.first_rank + static_cast<int>(j))) return true;
+  return false;
+}
+
 void pgas_start(process_runtime& rt) {
   using namespace weft::pgas::detail;
   auto p = std::make_unique<process_pgas>();
   p->segment = rt.opts.segment;
-  p->direct = rt.opts.pgas_direct;
+  p->views_by_rank = splits_process(rt);
   p->cache = {rt.opts.cache_block, rt.opts.cache_size, rt.opts.cache == "always"};
   p->first_rank = rt.first_rank;
   p->nranks = rt.world_size;
@@ -63,7 +77,9 @@ void pgas_start(process_runtime& rt) {
   for (auto& r : p->local) r->cache = std::make_unique<software_cache>(r->rank, p->cache, p->segment);
   g_pgas = std::move(p);  // fail() below may name the rank
   check_cache_config(g_pgas->cache);
-  // Ranks in other processes of this node map the heaps they share.
+  // Ranks in other processes of this node map the heaps they share; in
+  // one process every rank's heap is mapped, and view() shows it only to
+  // the ranks on its node.
   const bool shared = rt.transports[0]->node_shared_memory();
   if (shared)
     map_own_shared_heap(*g_pgas, rt);

@@ -1,6 +1,7 @@
 // Internal: the pgas layer's state — per process, which ranks' heaps this
-// process can address (all ranks of the smp backend; the ranks of this node
-// on the mpi backend), and per local rank its heap's bookkeeping, its
+// process can address (those on its ranks' nodes: all ranks of the smp
+// backend unless --weft:node-size cuts the process into nodes; the ranks of
+// this node on the mpi backend), and per local rank its heap's bookkeeping, its
 // operations in flight and the locks it owns.
 #pragma once
 #include <cstddef>
@@ -44,7 +45,10 @@ struct mapping {
 
 struct process_pgas {
   std::size_t segment = 0;  // every rank's heap size
-  bool direct = true;       // reach addressable heaps by loads and stores
+  // Some ranks of this process are on different nodes (smp with
+  // --weft:node-size): a view then serves only the ranks whose transport
+  // puts its heap on their node; the others reach it as if remote.
+  bool views_by_rank = false;
   cache_config cache;       // every rank's software cache
   int first_rank = 0;
   int nranks = 1;
@@ -63,10 +67,16 @@ rank_comm& current_comm();
 /// The state of rank `r` if it lives in this process, else nullptr.
 rank_pgas* in_process(int r) noexcept;
 
-/// The address of heap byte `offset` of rank `r` in this process, or null.
+/// Whether the calling rank shares rank `r`'s node (false on a thread
+/// that is no rank's).
+bool caller_on_node_of(int r) noexcept;
+
+/// The address of heap byte `offset` of rank `r` for the calling rank, or
+/// null when that rank reaches it by messages (another node).
 inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexcept {
   std::byte* b = p.views[static_cast<std::size_t>(r)];
-  return b == nullptr ? nullptr : b + offset;
+  if (b == nullptr || (p.views_by_rank && !caller_on_node_of(r))) return nullptr;
+  return b + offset;
 }
 
 /// Ends the job with "pgas <text>" naming the calling rank.

@@ -1,7 +1,9 @@
-// The public calls. A target in this process (an smp rank, or this rank
-// itself) is reached directly: check, copy, report — local and remote
-// completion at once, on the calling thread. Any other target goes through
-// the message protocol (put_op.cpp, get_op.cpp).
+// The public calls. A target in this process that the transport puts on
+// this rank's node (an smp rank, or this rank itself; with
+// --weft:node-size=1 only itself) is reached directly: check, copy, report
+// — local and remote completion at once, on the calling thread. Any other
+// target goes through the message protocol (put_op.cpp, get_op.cpp), also
+// one in this process on another node.
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -21,7 +23,8 @@ namespace {
 
 /// The target's context when it is reached directly, else nullptr.
 detail::rank_comm* direct_target(const rank_state& origin, int target) noexcept {
-  return origin.settings.always_messages ? nullptr : detail::in_process_comm(target);
+  detail::rank_comm* t = detail::in_process_comm(target);
+  return t != nullptr && origin.comm.transport->same_node(target) ? t : nullptr;
 }
 
 future<void> finished(report_to to, const completion& c) {

@@ -1,5 +1,6 @@
-// Internal: puts and gets whose target is in another process (or, with
-// WEFT_RMA_PROTOCOL=messages, any target), carried by active messages.
+// Internal: puts and gets whose target is not on this rank's node (in
+// another process, or, with --weft:node-size, in this one but another
+// node), carried by active messages.
 //
 // Each call allocates one record on the origin. Its address travels as the
 // `token` of the requests and comes back in the replies; the record counts

@@ -22,11 +22,6 @@ using weft::detail::rank_comm;
 /// copied into a rank's state when it is created. They exist for testing
 /// and tuning, not for ordinary use (docs/RMA.md).
 struct rma_settings {
-  /// --weft:rma-protocol=messages: reach in-process targets (smp ranks,
-  /// this rank itself) through the active-message protocol too, instead of
-  /// copying directly. Lets the protocol the mpi backend uses run (and be
-  /// checked by ThreadSanitizer) inside one process.
-  bool always_messages = false;
   /// --weft:rma-chunk=SIZE: largest piece one message carries; longer
   /// transfers are split. Default 1 GiB (MPI counts are ints).
   std::size_t chunk = std::size_t{1} << 30;

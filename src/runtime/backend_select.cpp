@@ -160,7 +160,7 @@ void start_smp(process_runtime& rt) {
   const int cores = allowed_cores();  // the ranks share this process's mask
   const int threads = o.threads > 0 ? o.threads : std::max(1, cores / o.ranks);
   make_schedulers(rt, o.ranks, threads, 0);
-  auto world = std::make_shared<smp_world>(o.ranks, threads);
+  auto world = std::make_shared<smp_world>(o.ranks, threads, o.node_size);
   for (int r = 0; r < o.ranks; ++r) {
     rt.comms.push_back(std::make_unique<rank_comm>(r, o.ranks, rt.local[static_cast<std::size_t>(r)].get()));
     rt.transports.push_back(world->make_transport(r));
@@ -204,15 +204,22 @@ void start_mpi(process_runtime& rt) {
     std::exit(2);
   }
   auto t = std::make_unique<mpi_transport>(
-      &am_dispatch, mpi_transport_settings{o.eager_threshold, o.coalesce_limit, o.node_rings, o.mpi_chunk,
-                                           o.mpi_rma != "off", o.mpi_rma == "on"});
+      &am_dispatch, mpi_transport_settings{.eager_limit = o.eager_threshold,
+                                           .coalesce_limit = o.coalesce_limit,
+                                           .node_rings = o.node_rings,
+                                           .chunk = o.mpi_chunk,
+                                           .one_sided = o.mpi_rma != "off",
+                                           .one_sided_passive = o.mpi_rma == "on",
+                                           .node_size = o.node_size});
   rt.world_size = t->size();
   rt.first_rank = t->rank();
   // By default the node's cores are shared among its ranks, within what
-  // this process may use (a launcher's binding: its cores).
+  // this process may use (a launcher's binding: its cores). The host's
+  // ranks, not --weft:node-size's groups: that option changes paths, not
+  // where workers run.
   const int threads = rt.opts.threads > 0
                           ? rt.opts.threads
-                          : std::max(1, std::min(allowed_cores(), hardware_cores() / std::max(1, t->local_size())));
+                          : std::max(1, std::min(allowed_cores(), hardware_cores() / std::max(1, t->host_size())));
   sched_options so;
   so.threads = threads;
   // A core of this process's mask per worker, claimed so that no other
@@ -220,12 +227,12 @@ void start_mpi(process_runtime& rt) {
   // tell the node's processes apart in every launch (MPIR_CVAR_NOLOCAL=1
   // makes every process alone on its node), and launchers hand processes
   // masks of their own (mpiexec -bind-to, srun --cpu-bind, taskset).
-  so.cores = claim_cores(rt.opts, threads, t->local_rank() * threads, t->local_size() * threads, t->rank(), 1);
+  so.cores = claim_cores(rt.opts, threads, t->host_rank() * threads, t->host_size() * threads, t->rank(), 1);
   so.poll_replaces_pause = true;  // an MPI progress call is a pause of its own (see sched_options)
   so.stack_size = rt.opts.stack_size;
   char what[96];
-  std::snprintf(what, sizeof what, "%d ranks on this node x %d threads", t->local_size(), threads);
-  fit_to_cores(so, t->local_size() * threads, threads, what);
+  std::snprintf(what, sizeof what, "%d ranks on this node x %d threads", t->host_size(), threads);
+  fit_to_cores(so, t->host_size() * threads, threads, what);
   rt.local.push_back(std::make_unique<scheduler>(t->rank(), so));
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());

@@ -131,6 +131,12 @@ const std::vector<option_def>& table() {
       size_option("coalesce", &o::coalesce_limit, 256, max_eager_message,
                   "mpi: most bytes of queued small messages sent to one rank as one MPI message (a lone larger "
                   "message still goes as one)"),
+      int_option("node-size", &o::node_size, 0, 1 << 20, "0 (the real node)",
+                 "each N consecutive ranks form one node: only inside it do ranks map each other's heaps, steal "
+                 "through shared deques, copy rma directly and (mpi) use node rings; every other rank is reached "
+                 "as on another node. 0: the real node (smp: the process; mpi: the host, cut into groups of N "
+                 "when set). 1: every other rank is remote, to test the paths between nodes in one process or "
+                 "host. Workers are pinned as without it (docs/CLUSTER.md, \"Node size\")"),
       bool_option("node-rings", &o::node_rings,
                   "mpi: small messages between ranks on one node go through shared-memory rings instead of MPI "
                   "(used only when every rank says 1, and when eager and coalesce are below half of the 16M ring "
@@ -142,9 +148,6 @@ const std::vector<option_def>& table() {
                     "keep messages (MPICH over UCX serves RMA from the target's MPI calls); on: they take the "
                     "windows, for an MPI whose RMA needs no action of the target; off: no windows. The same on "
                     "every rank (docs/PGAS.md)"),
-      choice_option("rma-protocol", &o::rma_protocol, {"auto", "messages"},
-                    "messages: rma reaches ranks in this process through the message protocol too (for testing "
-                    "it in one process)"),
       size_option("rma-chunk", &o::rma_chunk, KiB, GiB, "rma: largest piece one rma message carries"),
       bool_option("asymmetric-fences", &o::asymmetric_fences,
                   "use membarrier(2) asymmetric fences where the kernel has them (0: full fences)"),
@@ -153,19 +156,15 @@ const std::vector<option_def>& table() {
                   "to the kernel and faulted in again (skipped when MALLOC_*_ or GLIBC_TUNABLES are set)"),
       size_option("segment", &o::segment, 64 * KiB, std::size_t{1} << 40,
                   "pgas: address space reserved for each rank's symmetric heap, committed as used"),
-      bool_option("pgas-direct", &o::pgas_direct,
-                  "pgas: reach ranks on this node by loads and stores (0: through messages, for testing that path)"),
       size_option("cache-block", &o::cache_block, 4 * KiB, GiB,
                   "pgas: block of the software cache behind checkouts (a multiple of the page size)"),
       size_option("cache-size", &o::cache_size, 4 * KiB, 64 * GiB,
                   "pgas: bytes of software cache per rank (at least one block; a checkout may span at most "
                   "this much)"),
       choice_option("cache", &o::cache, {"auto", "always"},
-                    "pgas: checkouts go through the software cache only for memory this process does not map "
-                    "(auto), or always (for testing the cache in one process)"),
-      choice_option("steal", &o::steal, {"auto", "messages"},
-                    "forkjoin: steal from ranks of this node through their deques in shared memory (auto), or "
-                    "by messages as across nodes (for testing that path)"),
+                    "pgas: checkouts go through the software cache only for memory this rank does not map "
+                    "(auto), or always, also of its own heap and its node's (for testing the cache; "
+                    "--weft:node-size=1 sends only other ranks' memory through it)"),
       choice_option("forkjoin-checks", &o::forkjoin_checks, {"auto", "on", "off"},
                     "forkjoin: at every fork and join, check that the task holds no checkout and that the forked "
                     "function captured no address on the task's stack (auto: on unless built with NDEBUG)"),
@@ -185,6 +184,18 @@ const std::vector<option_def>& table() {
   return t;
 }
 
+/// Options that --weft:node-size=1 replaced: each sent one same-node path
+/// the way other nodes are reached, which node-size=1 does for all of them.
+struct replaced_option {
+  const char* name;
+  const char* replacement;
+};
+constexpr replaced_option replaced[] = {
+    {"pgas-direct", "node-size=1"},
+    {"steal", "node-size=1"},
+    {"rma-protocol", "node-size=1"},
+};
+
 const option_def* find(std::string_view name) {
   for (const auto& d : table())
     if (name == d.name) return &d;
@@ -195,6 +206,18 @@ std::string upper(std::string_view s) {
   std::string r(s);
   for (char& c : r) c = c == '-' ? '_' : static_cast<char>(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
   return r;
+}
+
+/// Ends parsing with a message naming the replacement when `name` (from
+/// the command line, or `env` from the environment) is a replaced option.
+void refuse_replaced(std::string_view name, const char* env) {
+  for (const auto& r : replaced) {
+    if (name != r.name) continue;
+    if (env != nullptr)
+      throw option_error(std::string(env) + " (--weft:" + r.name + ") was replaced by WEFT_" + upper(r.replacement) +
+                         " (--weft:" + r.replacement + ")");
+    throw option_error(std::string("--weft:") + r.name + " was replaced by --weft:" + r.replacement);
+  }
 }
 
 }  // namespace
@@ -213,6 +236,10 @@ std::string options_help() {
 runtime_options parse_options(int& argc, char** argv, bool& help) {
   runtime_options o;
   help = false;
+  for (const auto& r : replaced) {
+    const std::string env = "WEFT_" + upper(r.name);
+    if (std::getenv(env.c_str()) != nullptr) refuse_replaced(r.name, env.c_str());
+  }
   for (const auto& d : table()) {
     std::string env = "WEFT_" + upper(d.name);
     if (const char* v = std::getenv(env.c_str())) {
@@ -240,6 +267,7 @@ runtime_options parse_options(int& argc, char** argv, bool& help) {
       throw option_error("option '" + std::string(a) + "' needs a value: --weft:NAME=VALUE");
     std::string_view name = body.substr(0, eq);
     const option_def* d = find(name);
+    if (d == nullptr) refuse_replaced(name, nullptr);
     if (d == nullptr) throw option_error("unknown option '--weft:" + std::string(name) + "'");
     d->set(o, std::string(body.substr(eq + 1)));
   }

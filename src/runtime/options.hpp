@@ -38,17 +38,22 @@ struct runtime_options {
   // A larger batch goes by rendezvous instead, which costs latency
   // (docs/DISTRIBUTED.md, "Coalescing up to 8 KiB").
   std::size_t coalesce_limit = std::size_t{8} << 10;
+  // Each node-size consecutive ranks form one node for every same-node path
+  // (node rings, mapped heaps, shared-memory steals, in-process rma copies);
+  // 0: the real node (the process on smp, the host on mpi). 1 makes every
+  // other rank remote, so one process tests the paths between nodes.
+  // Pinning is not affected: it follows the machine and the launcher.
+  int node_size = 0;
   // mpi: frames between ranks on one node go through shared-memory rings
-  // (am/mpi/node_rings.hpp) instead of MPI messages.
+  // (am/mpi/node_rings.hpp) instead of MPI messages. Kept beside node-size:
+  // 0 moves only the messages to MPI (whose own shared-memory path the
+  // benchmarks compare with the rings), while memory and steals stay direct.
   bool node_rings = true;
   // mpi: the most bytes one MPI send or receive of a large segment moves;
   // longer segments travel in pieces (MPI counts are ints).
   std::size_t mpi_chunk = std::size_t{1} << 30;
-  // mpi: one-sided operations over MPI-3 RMA windows (auto), or none (off).
+  // mpi: one-sided operations over MPI-3 RMA windows (docs/PGAS.md).
   std::string mpi_rma = "auto";  // auto | on | off
-  // rma: reach in-process targets through the message protocol too
-  // ("messages"; for testing it inside one process) instead of copying.
-  std::string rma_protocol = "auto";  // auto | messages
   // rma: the largest piece one RMA message carries.
   std::size_t rma_chunk = std::size_t{1} << 30;
   // sched: membarrier-based asymmetric fences where the kernel has them.
@@ -56,22 +61,17 @@ struct runtime_options {
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
   // pgas: bytes of address space each rank's symmetric heap reserves
-  // (committed page by page as it is used); direct: same-node targets are
-  // reached by loads and stores (0: through messages, for testing).
+  // (committed page by page as it is used).
   std::size_t segment = std::size_t{1} << 30;
-  bool pgas_direct = true;
   // pgas software cache (checkout/checkin): block size, bytes per rank, and
-  // whether every checkout goes through it ("always", for testing) or only
-  // those of memory this process does not map ("auto").
+  // whether every checkout goes through it ("always", for testing: also
+  // the rank's own heap, which no node size makes remote) or only those of
+  // memory this rank does not map ("auto").
   std::size_t cache_block = std::size_t{64} << 10;
   std::size_t cache_size = std::size_t{16} << 20;
   std::string cache = "auto";  // auto | always
-  // forkjoin: how idle ranks steal from ranks of their node ("auto": through
-  // the victim's deque in shared memory; "messages": by asking the victim,
-  // as across nodes, for testing that path), and whether forks and joins
-  // check for held checkouts and captured stack addresses ("auto": in
-  // builds without NDEBUG).
-  std::string steal = "auto";            // auto | messages
+  // forkjoin: whether forks and joins check for held checkouts and
+  // captured stack addresses ("auto": in builds without NDEBUG).
   std::string forkjoin_checks = "auto";  // auto | on | off
   // offload: CPU devices per rank (the same on every rank) and each one's
   // memory.

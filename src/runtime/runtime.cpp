@@ -64,7 +64,7 @@ void init(int& argc, char** argv) {
   if (opts.malloc_tuning) tune_malloc();
   // Hand the lower layers their options (options.hpp says why this way).
   allow_asymmetric_fences(opts.asymmetric_fences);
-  rma::detail::set_rma_settings({opts.rma_protocol == "messages", opts.rma_chunk});
+  rma::detail::set_rma_settings({opts.rma_chunk});
   auto rt = std::make_unique<process_runtime>();
   rt->opts = opts;
   fatal_handler = &default_fatal;

@@ -9,6 +9,7 @@
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <string>
@@ -61,9 +62,13 @@ constexpr auto steal_bound = std::chrono::seconds(60);
 void wait_until_taken(weft::global_ptr<std::int64_t> counter) {
   if (weft::nranks() == 1) return;
   const auto give_up = std::chrono::steady_clock::now() + steal_bound;
-  while (weft::atomic_load(counter).get() == 0)
+  while (weft::atomic_load(counter).get() == 0) {
     if (std::chrono::steady_clock::now() > give_up)
       throw std::runtime_error("no other rank took a task within 60 s");
+    // A scheduling point: with worker-driven progress this worker also
+    // serves the steal requests of ranks on other nodes.
+    weft::this_task::yield();
+  }
 }
 
 /// Sum of tag over [lo, hi), split in halves; every leaf waits until some
@@ -108,6 +113,77 @@ TEST(ForkJoin, OtherRanksStealTasks) {
     } else {
       EXPECT_EQ(stolen, 0u);
     }
+  });
+}
+
+// --weft:node-size (WEFT_NODE_SIZE, as the _ns1 and _ns2 entries set it):
+// a rank maps the heaps, and steals through the deques, only of the ranks
+// of its node; every other rank is reached by messages. The tests run in
+// one process or on one host, where without it every rank shares the node.
+namespace {
+int node_size() {
+  const char* v = std::getenv("WEFT_NODE_SIZE");
+  return v == nullptr ? 0 : std::atoi(v);
+}
+bool on_my_node(int r) {
+  const int k = node_size();
+  return k == 0 || weft::rank() / k == r / k;
+}
+}  // namespace
+
+TEST(ForkJoin, HeapViewsFollowNodeSize) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    const auto box = weft::allocate_symmetric<std::int64_t>(2);
+    box.local()[0] = 0;
+    box.local()[1] = 1000 + me;
+    weft::barrier();
+    for (int r = 0; r < n; ++r)
+      EXPECT_EQ(box.on(r).local() != nullptr, on_my_node(r)) << "rank " << me << " viewing rank " << r;
+    // Mapped or not, puts and gets reach every rank.
+    const int right = (me + 1) % n, left = (me + n - 1) % n;
+    weft::put(box.on(right), std::int64_t{100 + me}).get();
+    weft::barrier();
+    EXPECT_EQ(box.local()[0], 100 + left);
+    EXPECT_EQ(weft::get(box.on(right) + 1).get(), 1000 + right);
+    weft::barrier();
+    weft::free_symmetric(box);
+  });
+}
+
+TEST(ForkJoin, StealsFollowNodeSize) {
+  on_every_rank([] {
+    const weft::global_ptr<std::int64_t> taken = new_taken_counter();
+    weft::reset_steal_statistics();
+    const long n = 8L * weft::nranks();
+    try {
+      EXPECT_EQ(weft::root_exec(stolen_sum, 0L, n, taken), n * (n - 1) / 2);
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+    const weft::steal_statistics s = weft::steal_stats();
+    bool others_on_node = false, others_off_node = false;
+    for (int r = 0; r < weft::nranks(); ++r) {
+      if (r == weft::rank()) continue;
+      (on_my_node(r) ? others_on_node : others_off_node) = true;
+    }
+    // Each rank steals from its node's ranks in shared memory, from the
+    // others by message, never the other way round.
+    if (!others_on_node) {
+      EXPECT_EQ(s.from_node, 0u);
+    }
+    if (!others_off_node) {
+      EXPECT_EQ(s.from_remote, 0u);
+    }
+    const std::uint64_t remote = weft::allreduce(s.from_remote, std::plus<>());
+    const std::uint64_t stolen = stolen_everywhere();
+    if (weft::nranks() > 1) {
+      EXPECT_GT(stolen, 0u);
+    }
+    if (node_size() == 1) {
+      EXPECT_EQ(remote, stolen);
+    }
+    weft::barrier();
   });
 }
 
@@ -173,8 +249,8 @@ void throw_off_rank_0(weft::global_ptr<std::int64_t> taken) {
 
 // Forked tasks that throw only when another rank took them; the first task
 // and as many throwers as rank 0 has workers wait on rank 0 until one was
-// taken. Within the process the exception arrives as thrown, from another
-// process as weft::remote_error naming the thrown type.
+// taken. Within the process and node the exception arrives as thrown, from
+// another process or node as weft::remote_error naming the thrown type.
 TEST(ForkJoin, StolenTaskExceptionKeepsItsType) {
   on_every_rank([] {
     const weft::global_ptr<std::int64_t> taken = new_taken_counter();
@@ -200,13 +276,19 @@ TEST(ForkJoin, StolenTaskExceptionKeepsItsType) {
       return;
     }
     EXPECT_STREQ(c.what, "thrown by a forked task");
-    // With more than one rank, only tasks on other ranks threw.
-    const bool other_process = weft::nranks() > 1 && std::strcmp(weft::backend_name(), "mpi") == 0;
-    if (other_process) {
+    // With more than one rank, only tasks on other ranks threw: as thrown
+    // from ranks of this process and node, as remote_error from the others.
+    const int n = weft::nranks(), k = node_size();
+    const bool in_process = std::strcmp(weft::backend_name(), "mpi") != 0;
+    const bool all_off_node = n > 1 && (!in_process || k == 1);
+    const bool all_on_node = n == 1 || (in_process && (k == 0 || k >= n));
+    if (all_off_node) {
       EXPECT_TRUE(c.as_remote);
       EXPECT_NE(std::string(c.remote_type).find("task_failure"), std::string::npos) << c.remote_type;
-    } else {
+    } else if (all_on_node) {
       EXPECT_TRUE(c.as_thrown);
+    } else {
+      EXPECT_TRUE(c.as_thrown || c.as_remote);
     }
   });
 }

@@ -1,4 +1,4 @@
-// Stealing from a rank this process cannot map (run with WEFT_STEAL=messages,
+// Stealing from a rank this process cannot map (run with WEFT_NODE_SIZE=1,
 // which puts every other rank among the remote victims) by the transport's
 // one-sided operations: rank 0 spawns tasks and then computes without
 // making a single weft call, so its worker never polls and never answers a

@@ -1,5 +1,5 @@
 // checkout/checkin through the software cache: run with the cache forced on
-// (--weft:cache=always), through messages (--weft:pgas-direct=0), with a
+// (--weft:cache=always), through messages (--weft:node-size=1), with a
 // tiny cache (evictions), and under mpiexec. Every test sets the memory up
 // by plain stores into its own heap, then cache_barrier()s, so no cached
 // copy is older than that.

@@ -1,4 +1,4 @@
-// The one-sided path of the pgas layer: with --weft:pgas-direct=0 no rank
+// The one-sided path of the pgas layer: with --weft:node-size=1 no rank
 // maps another's heap, so on a transport with one-sided operations every
 // put, get, atomic, checkout fill and lock goes through them, and the
 // target takes no part. Where the transport has none the program says so
@@ -20,11 +20,11 @@ namespace {
 
 std::atomic<bool> g_no_capability{false};
 
-/// Runs `body` on every rank with --weft:pgas-direct=0; false (and the
+/// Runs `body` on every rank with --weft:node-size=1; false (and the
 /// skip line printed) when the transport has no one-sided operations.
 template <class F>
 bool on_every_rank_one_sided(F&& body) {
-  std::vector<std::string> args = {"one_sided_path_test", "--weft:pgas-direct=0"};
+  std::vector<std::string> args = {"one_sided_path_test", "--weft:node-size=1"};
   std::vector<char*> argv;
   for (auto& a : args) argv.push_back(a.data());
   argv.push_back(nullptr);

@@ -229,13 +229,22 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
   const rank_facts mine = my_facts(settings, std::max(eager_limit_, batch_limit_));
   std::vector<rank_facts> all(static_cast<std::size_t>(size_));
   MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, p_->comm);
+  // The node is the host, or a group of --weft:node-size consecutive ranks
+  // on it; every node path below (rings, their sleep slots, same_node)
+  // follows it, while the host's count stays for pinning.
   std::vector<int> node_ranks;  // ascending: a rank's place here is its rank on the node
   recv_size_ = 0;
   chunk_ = mpi_transport_settings::max_chunk;
   bool rings_wanted = true;
+  require_one_node_size(all, rank_);
+  host_size_ = 0;
   for (int r = 0; r < size_; ++r) {
     const rank_facts& f = all[static_cast<std::size_t>(r)];
-    if (same_host(f, mine)) node_ranks.push_back(r);
+    if (same_host(f, mine)) {
+      host_rank_ += r < rank_ ? 1 : 0;
+      ++host_size_;
+    }
+    if (on_one_node(r, f, rank_, mine)) node_ranks.push_back(r);
     recv_size_ = std::max<std::size_t>(recv_size_, f.longest_eager);
     chunk_ = std::min<std::size_t>(chunk_, f.chunk);
     rings_wanted &= f.wants_rings != 0;

@@ -41,8 +41,8 @@ class node_rings;
 struct sleep_slot;
 
 /// What the runtime hands the transport, from its options (--weft:eager,
-/// --weft:coalesce, --weft:node-rings, --weft:mpi-chunk). The bounds are the
-/// option table's limits.
+/// --weft:coalesce, --weft:node-rings, --weft:mpi-chunk, --weft:node-size).
+/// The bounds are the option table's limits.
 struct mpi_transport_settings {
   /// Frames up to this size carry their bulk segments; larger ones send them apart.
   std::size_t eager_limit;
@@ -57,6 +57,9 @@ struct mpi_transport_settings {
   /// Tell the layers the MPI library performs them without the target
   /// (one_sided_ops::target_passive; --weft:mpi-rma=on), if every rank says so.
   bool one_sided_passive = false;
+  /// Each this many consecutive ranks of a host form one node (0: the host
+  /// is the node); every rank must be given the same.
+  int node_size = 0;
 
   static constexpr std::size_t min_eager = std::size_t{1} << 10;  // room for the longest descriptor
   /// Each rank keeps four receives of the larger of eager and coalesce posted.
@@ -78,8 +81,13 @@ class mpi_transport final : public am_transport {
 
   int rank() const noexcept { return rank_; }
   int size() const noexcept { return size_; }
+  /// This rank's place among the ranks of its node, and their number (the
+  /// host's ranks, cut by --weft:node-size).
   int local_rank() const noexcept { return local_rank_; }
   int local_size() const noexcept { return local_size_; }
+  /// The same on the host, whatever the node size: what pinning shares out.
+  int host_rank() const noexcept { return host_rank_; }
+  int host_size() const noexcept { return host_size_; }
   void set_context(void* ctx) noexcept { ctx_ = ctx; }
 
   void send(int dest, am_message&& m) override;
@@ -167,7 +175,7 @@ class mpi_transport final : public am_transport {
   std::vector<int> world_of_;  // by rank on this node: its world rank
   am_dispatch_fn dispatch_;
   void* ctx_ = nullptr;
-  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1, host_rank_ = 0, host_size_ = 1;
   std::size_t eager_limit_;  // frames up to this size carry their bulk segments
   std::size_t batch_limit_;  // coalesced frames per MPI message, in bytes (a lone frame may exceed it)
   std::size_t recv_size_ = 0;  // the longest eager MPI message any rank sends: max over ranks of both limits

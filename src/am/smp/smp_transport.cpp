@@ -21,8 +21,9 @@ constexpr int full_ring_yields = 1000;
 constexpr std::size_t drain_batch = 64;
 }  // namespace
 
-smp_world::smp_world(int nranks, int threads)
+smp_world::smp_world(int nranks, int threads, int node_size)
     : threads_(threads),
+      node_size_(node_size),
       returns_(std::make_unique<padded_channel[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))),
       producers_(std::make_unique<producer[]>(static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads))) {
   const std::size_t producers = static_cast<std::size_t>(nranks) * static_cast<std::size_t>(threads);
@@ -181,6 +182,14 @@ bool smp_transport::progress() {
       // Idle: free what came back to this worker since its last large send
       // (a worker that stops sending does not keep its old payloads).
       if (w != nullptr && w->sched == in.sched) world_.returns(rank_, w->index).free_all();
+      // A progress thread frees what came back to every worker of the rank:
+      // those workers never poll, and a payload's `keep` is its sender's
+      // completion (an rma put completes when it is dropped), which a task
+      // waiting for it would otherwise wait for until its worker sent
+      // something large again. free_all takes the list with one exchange,
+      // so the worker's own free_all may run at the same time.
+      else if (w == nullptr)
+        for (int i = 0; i < world_.threads_; ++i) world_.returns(rank_, i).free_all();
       return false;
     }
   }

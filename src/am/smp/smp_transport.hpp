@@ -13,6 +13,7 @@
 // a large message may finish after a later small one), so a pair may move
 // from the shared ring to its own at any message.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -31,9 +32,20 @@ class scheduler;
 class smp_world {
  public:
   /// `threads`: workers per rank (each gets its own single-producer rings).
-  smp_world(int nranks, int threads);
+  /// `node_size`: each that many consecutive ranks form one node
+  /// (--weft:node-size; 0: the process is the node). The rings below carry
+  /// every message whatever the node: they are the smp backend's network.
+  smp_world(int nranks, int threads, int node_size = 0);
   ~smp_world();
   int nranks() const noexcept { return static_cast<int>(inboxes_.size()); }
+  /// Whether ranks `a` and `b` are on one node.
+  bool same_node(int a, int b) const noexcept { return node_size_ == 0 || a / node_size_ == b / node_size_; }
+  /// Rank `r`'s place in its node, and the ranks there.
+  job_shape shape_of(int r) const noexcept {
+    if (node_size_ == 0) return {r, nranks(), r, nranks()};
+    const int first = r - r % node_size_;
+    return {r, nranks(), r - first, std::min(node_size_, nranks() - first)};
+  }
   /// Wires rank r to its scheduler (woken on arrival) and dispatcher.
   void attach(int r, scheduler* s, am_dispatch_fn fn, void* ctx);
   std::unique_ptr<am_transport> make_transport(int r);
@@ -99,6 +111,7 @@ class smp_world {
   /// tail lines: only now and then.)
   static bool holds_unpublished(const inbox& in) noexcept;
   int threads_;
+  int node_size_;
   // Out-of-line blocks coming back to the worker that sent them, by
   // rank * threads + worker (see am_return_channel). Declared before the
   // inboxes so it outlives them: messages still in an overflow list at
@@ -142,9 +155,10 @@ class smp_transport final : public am_transport {
   smp_transport(smp_world& w, int rank) : world_(w), rank_(rank) {}
   void send(int dest, am_message&& m) override;
   bool progress() override;
-  /// Every rank is in this process, which is also the node.
-  job_shape shape() const noexcept override { return {rank_, world_.nranks(), rank_, world_.nranks()}; }
-  bool same_node(int) const noexcept override { return true; }  // the node is this process
+  /// Every rank is in this process, which is the node unless
+  /// --weft:node-size cuts it into several.
+  job_shape shape() const noexcept override { return world_.shape_of(rank_); }
+  bool same_node(int rank) const noexcept override { return world_.same_node(rank_, rank); }
   /// The job is this process: its counts are already the job's.
   std::array<std::uint64_t, 3> global_sum(std::array<std::uint64_t, 3> local) override { return local; }
   /// Installs publish_worker as `s`'s publish hook (s: this rank's scheduler).
