@@ -117,8 +117,10 @@ const std::vector<option_def>& table() {
                  "worker threads per rank"),
       bool_option("pin", &o::pin, "pin workers to cores with hwloc"),
       int_option("ranks", &o::ranks, 1, 1024, "1", "smp backend: ranks in this process"),
-      choice_option("backend", &o::backend, {"auto", "smp", "mpi"},
-                    "auto: mpi when a launcher (mpiexec, srun) started more than one process, else smp"),
+      choice_option("backend", &o::backend, {"auto", "smp", "mpi", "ucx"},
+                    "auto: mpi when a launcher (mpiexec, srun) started more than one process, else smp; ucx "
+                    "(under mpiexec or srun, in a weft built with UCX): remote calls and one-sided operations "
+                    "over UCX"),
       bool_option("smp-per-process", &o::smp_per_process,
                   "1: allow --weft:backend=smp in a process a launcher started as one of several; each process "
                   "then runs a separate job (refused otherwise)"),
