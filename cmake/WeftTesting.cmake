@@ -123,7 +123,7 @@ function(weft_spmd_test)
     message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown arguments ${S_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT S_BACKENDS)
-    set(S_BACKENDS smp mpi)
+    set(S_BACKENDS smp mpi ucx)
   endif()
   set(options)
   foreach(key TIMEOUT STATUS)
@@ -150,6 +150,13 @@ function(weft_spmd_test)
           _weft_register(${name} "${_weft_spec}"
                          COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
                          ENV ${S_ENV} PROCESSORS 2 ${options})
+        endif()
+      elseif(backend STREQUAL "ucx")
+        if(WEFT_HAVE_UCX AND MPIEXEC_EXECUTABLE)
+          _weft_register(${name} "${_weft_spec}"
+                         COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
+                         ENV WEFT_BACKEND=ucx ${S_ENV} PROCESSORS 2 ${options})
+          set_tests_properties(${name} PROPERTIES LABELS ucx)
         endif()
       else()
         message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown backend ${backend}")

@@ -120,7 +120,7 @@ std::uint64_t ucx_one_sided::atomic(ucp_atomic_op_t op, int rank, region_key key
     ucp_request_param_t p{};
     p.op_attr_mask = UCP_OP_ATTR_FIELD_DATATYPE | UCP_OP_ATTR_FIELD_REPLY_BUFFER;
     p.datatype = ucp_dt_make_contig(8);
-    p.reply_buffer = &reply;  // compare-and-swap: holds the expected value going in
+    p.reply_buffer = &reply;  // compare-and-swap: holds the new value going in (`operand`: the expected one)
     req = ucp_atomic_op_nbx(t.ep, op, &operand, 1, t.address, t.rkey, &p);
   }
   world_.wait(req, what);  // the old value is in `reply`
@@ -133,7 +133,7 @@ std::uint64_t ucx_one_sided::fetch_add(int rank, region_key region, std::size_t 
 
 std::uint64_t ucx_one_sided::compare_swap(int rank, region_key region, std::size_t offset, std::uint64_t expected,
                                           std::uint64_t desired) {
-  return atomic(UCP_ATOMIC_OP_CSWAP, rank, region, offset, desired, expected, "compare_swap");
+  return atomic(UCP_ATOMIC_OP_CSWAP, rank, region, offset, expected, desired, "compare_swap");
 }
 
 std::uint64_t ucx_one_sided::swap(int rank, region_key region, std::size_t offset, std::uint64_t value) {
