@@ -53,12 +53,17 @@ class raw_ucp {
     check(ucp_ep_create(worker_, &ep, &ep_), "ucp_ep_create");
   }
   ~raw_ucp() {
-    // Both ranks are done sending; a forced close needs no answer.
-    MPI_Barrier(MPI_COMM_WORLD);
+    // A flushing close (a forced one needs error handling on the
+    // endpoint); the peer's close may need this worker's answers, so it
+    // keeps progressing until both are through.
     ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
     wait(ucp_ep_close_nbx(ep_, &p));
+    MPI_Request barrier;
+    MPI_Ibarrier(MPI_COMM_WORLD, &barrier);
+    for (int done = 0; !done;) {
+      ucp_worker_progress(worker_);
+      MPI_Test(&barrier, &done, MPI_STATUS_IGNORE);
+    }
     ucp_worker_destroy(worker_);
     ucp_cleanup(ctx_);
   }

@@ -47,6 +47,12 @@ void ucp_world::connect() {
 
 ucp_world::~ucp_world() {
   close_endpoints();
+  // Another rank's close may need this worker's answers: it keeps
+  // progressing until every rank closed its endpoints.
+  boot_.barrier([this] {
+    std::lock_guard hold(lock);
+    ucp_worker_progress(worker_);
+  });
   if (worker_ != nullptr) ucp_worker_destroy(worker_);
   if (context_ != nullptr) ucp_cleanup(context_);
 }
@@ -79,26 +85,18 @@ void ucp_world::wait(ucs_status_ptr_t request, const char* what) {
 }
 
 void ucp_world::close_endpoints() {
-  // Forced: every rank is past the teardown barrier, nothing travels any
-  // more, and a flushing close would wait for peers that may be gone.
+  // Flushing closes (a forced one needs error handling on the endpoint,
+  // which weft does not ask for: a failing rank ends the job). Every rank
+  // is past the teardown barrier: nothing travels any more but the closes.
   for (ucp_ep_h& e : eps_) {
     if (e == nullptr) continue;
     ucp_request_param_t p{};
-    p.op_attr_mask = UCP_OP_ATTR_FIELD_FLAGS;
-    p.flags = UCP_EP_CLOSE_FLAG_FORCE;
     ucs_status_ptr_t r;
     {
       std::lock_guard hold(lock);
       r = ucp_ep_close_nbx(e, &p);
     }
-    if (r != nullptr && !UCS_PTR_IS_ERR(r)) {
-      for (;;) {
-        std::lock_guard hold(lock);
-        if (ucp_request_check_status(r) != UCS_INPROGRESS) break;
-        ucp_worker_progress(worker_);
-      }
-      ucp_request_free(r);
-    }
+    wait(r, "ucp_ep_close_nbx");
     e = nullptr;
   }
 }

@@ -37,7 +37,7 @@ class ucp_world {
   /// `what` names the operation in the message that ends the job when it
   /// failed.
   void wait(ucs_status_ptr_t request, const char* what);
-  /// Closes every endpoint (after a flush; with `lock` not held).
+  /// Closes every endpoint (flushing; with `lock` not held).
   void close_endpoints();
 
   spin_mutex lock;  // held around every UCP call
