@@ -141,7 +141,7 @@ void ucx_transport::send(int dest, am_message&& m) {
       std::unique_lock lock(p.world.lock, std::try_to_lock);
       if (lock.owns_lock() && p.queued.load(std::memory_order_acquire) == 0) {
         take(dest, std::move(m));
-        send_frames(dest);
+        send_touched();
         return;
       }
     }
@@ -176,20 +176,33 @@ void ucx_transport::send_frames(int dest) {
   impl& p = *p_;
   wire_buffer& b = p.building[static_cast<std::size_t>(dest)];
   if (b.empty()) return;
+  std::uint32_t& seq = p.next_seq[static_cast<std::size_t>(dest)];
+  const ucx_am_header h{rank_, seq};
+  ucp_request_param_t param{};
+  param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE | UCP_OP_ATTR_FLAG_FORCE_IMM_CMPL;
+  param.memory_type = UCS_MEMORY_TYPE_HOST;
+  // Most batches leave at once (UCP copies them out): then nothing is kept,
+  // and the header and frames may be the caller's for that moment.
+  ucs_status_ptr_t r = ucp_am_send_nbx(p.world.ep(dest), ucx_am_frames, &h, sizeof h, b.data(), b.size(), &param);
+  if (r == nullptr) {
+    ++seq;
+    b.clear();  // the buffer serves the next batch
+    return;
+  }
+  // Not at once (no room now, or a batch long enough for rendezvous): the
+  // header and frames stay until the request completes.
   in_flight& s = p.sends.emplace_back();
   s.frames = std::move(b);
   b = wire_buffer();
-  const ucx_am_header h{rank_, p.next_seq[static_cast<std::size_t>(dest)]++};
   s.header.resize(sizeof h);
   std::memcpy(s.header.data(), &h, sizeof h);
-  ucp_request_param_t param{};
+  ++seq;
   param.op_attr_mask = UCP_OP_ATTR_FIELD_MEMORY_TYPE;
-  param.memory_type = UCS_MEMORY_TYPE_HOST;
-  ucs_status_ptr_t r = ucp_am_send_nbx(p.world.ep(dest), ucx_am_frames, s.header.data(), s.header.size(),
-                                       s.frames.data(), s.frames.size(), &param);
+  r = ucp_am_send_nbx(p.world.ep(dest), ucx_am_frames, s.header.data(), s.header.size(), s.frames.data(),
+                      s.frames.size(), &param);
   if (UCS_PTR_IS_ERR(r)) ucx_fail("ucp_am_send_nbx", UCS_PTR_STATUS(r));
   s.request = r;
-  if (r == nullptr) {  // sent (copied) at once: the buffer serves the next batch
+  if (r == nullptr) {  // sent (copied) after all
     if (p.spare.size() < spare_limit) p.spare.push_back(std::move(s.frames));
     p.sends.pop_back();
   }
@@ -243,9 +256,14 @@ bool ucx_transport::send_queued() {
     else take(o.dest, std::move(o.msg));
   }
   p.draining.clear();
+  send_touched();
+  return true;
+}
+
+void ucx_transport::send_touched() {
+  impl& p = *p_;
   for (const int dest : p.touched) send_frames(dest);
   p.touched.clear();
-  return true;
 }
 
 bool ucx_transport::retire_sends() {

@@ -71,6 +71,8 @@ class ucx_transport final : public am_transport {
   void take(int dest, am_message&& m);
   /// Sends the frames gathered for `dest` (if any) as one active message.
   void send_frames(int dest);
+  /// send_frames for every rank take() gathered frames for.
+  void send_touched();
   void send_large(int dest, am_message&& m);
   /// Frees what completed sends held; true if any.
   bool retire_sends();
