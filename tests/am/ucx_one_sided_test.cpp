@@ -5,6 +5,8 @@
 //   - fetch_add from every rank on one word gives the exact sum;
 //   - compare_swap lets exactly one rank win; swap hands every value on;
 //   - flush / flush_all complete puts towards one rank / every rank;
+//   - with several workers per rank: tasks on each of them add at once
+//     (the transport is called from many threads);
 //   - with two ranks or more: the target's workers take no part. Rank 1's
 //     only worker spins in a task on a word of its own region (no weft
 //     call) while rank 0 puts, gets and adds into that region, then sets
@@ -49,6 +51,7 @@ constexpr std::size_t busy_at = 32;         // rank 1: 1 while it spins
 constexpr std::size_t done_at = 40;         // rank 1: rank 0 sets it when done
 constexpr std::size_t added_at = 48;        // rank 1: rank 0 adds to it while it spins
 constexpr std::size_t swap_olds_at = 4096;  // one word per rank (on rank 0)
+constexpr std::size_t tasks_counter_at = 56; // concurrent tasks' fetch_add target (on the last rank)
 constexpr std::size_t odd_at = 65536 + 3;   // odd-offset puts: one slot per rank
 constexpr std::size_t slot = 8192;
 constexpr std::size_t big_at = 64 << 20;    // a few MiB in one put
@@ -154,6 +157,25 @@ void atomics(one_sided_ops& os, one_sided_ops::region_key key, std::byte* base) 
   check(chain, "swap handed every value on exactly once");
 }
 
+/// Tasks of every worker of every rank add to one word on the last rank at once.
+void concurrent_tasks(one_sided_ops& os, one_sided_ops::region_key key, std::byte* base) {
+  constexpr int tasks = 8, adds = 100;
+  const int last = weft::nranks() - 1;
+  std::vector<weft::future<void>> running;
+  for (int t = 0; t < tasks; ++t)
+    running.push_back(weft::async([&os, key, last] {
+      for (int i = 0; i < adds; ++i) os.fetch_add(last, key, tasks_counter_at, 1);
+      os.flush(last);
+    }));
+  for (auto& f : running) f.get();
+  weft::barrier();
+  if (weft::rank() != last) return;
+  const std::uint64_t expected = static_cast<std::uint64_t>(tasks) * adds * static_cast<std::uint64_t>(weft::nranks());
+  check(load(base, tasks_counter_at) == expected, "concurrent tasks' fetch_add sum " +
+                                                      std::to_string(load(base, tasks_counter_at)) + " (expected " +
+                                                      std::to_string(expected) + ")");
+}
+
 /// Rank 1 spins without any weft call; rank 0 acts on its region.
 void target_takes_no_part(one_sided_ops& os, one_sided_ops::region_key key, std::byte* base) {
   const int me = weft::rank();
@@ -216,11 +238,13 @@ int main(int argc, char** argv) {
     weft::barrier();
     odd_puts_and_gets(*os, key, base);
     atomics(*os, key, base);
-    if (weft::nranks() >= 2 && (hardware_rma() || rt->opts.progress == "thread"))
+    concurrent_tasks(*os, key, base);
+    // The spinning rank's only worker must be the one that spins.
+    if (weft::nranks() >= 2 && weft::num_threads() == 1 && (hardware_rma() || rt->opts.progress == "thread"))
       target_takes_no_part(*os, key, base);
     else if (weft::rank() == 0)
-      std::printf("target-takes-no-part check skipped: it needs 2 ranks and --weft:progress=thread, or "
-                  "WEFT_TEST_HARDWARE_RMA=1\n");
+      std::printf("target-takes-no-part check skipped: it needs 2 ranks of one worker each and "
+                  "--weft:progress=thread, or WEFT_TEST_HARDWARE_RMA=1\n");
     const int failed = weft::allreduce(failures, [](int a, int b) { return a + b; });
     if (weft::rank() == 0 && failed == 0) std::printf("ucx one-sided: all checks passed\n");
     if (failed != 0) std::exit(1);
