@@ -50,6 +50,15 @@ ucx_inbox::ucx_inbox(ucp_worker_h worker, int rank, int size)
     : worker_(worker), rank_(rank), sources_(static_cast<std::size_t>(size)) {}
 
 ucx_inbox::~ucx_inbox() {
+  // The worker outlives the inbox (its teardown still progresses): no
+  // callback may reach it any more.
+  for (const unsigned id : {ucx_am_frames, ucx_am_large}) {
+    ucp_am_handler_param_t p{};
+    p.field_mask = UCP_AM_HANDLER_PARAM_FIELD_ID | UCP_AM_HANDLER_PARAM_FIELD_CB;
+    p.id = id;
+    p.cb = nullptr;
+    ucp_worker_set_am_recv_handler(worker_, &p);
+  }
   for (auto& s : sources_)
     for (auto& a : s.held) {
       if (a.request != nullptr) {

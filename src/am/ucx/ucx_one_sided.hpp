@@ -8,6 +8,10 @@
 // active messages that the target's progress answers (docs/DISTRIBUTED.md,
 // "ucx backend").
 //
+// Every operation takes the UCP lock and progresses the worker while it
+// waits: none may be called from the dispatcher (a message handler run
+// inside progress), which holds that lock.
+//
 // register_region maps the range with UCP_MEM_MAP_NONBLOCK and packs its
 // remote key: no page is touched or pinned up front (where the network
 // needs registered memory, on-demand paging registers pages as they are
