@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <memory>
 
 #include "am/mpi/frame_codec.hpp"
@@ -145,8 +146,9 @@ ucs_status_t ucx_inbox::receive(unsigned id, std::span<const std::byte> header, 
   }
   // In order of sequence numbers (UCP reports one sender's messages in
   // order on one lane: this is the end of the queue in practice).
+  // (Compared as a difference: the numbers wrap after 2^32 messages.)
   auto at = s.held.end();
-  while (at != s.held.begin() && std::prev(at)->seq > a.seq) --at;
+  while (at != s.held.begin() && static_cast<std::int32_t>(std::prev(at)->seq - a.seq) > 0) --at;
   s.held.insert(at, std::move(a));
   ++waiting_;
   return UCS_OK;
