@@ -69,7 +69,8 @@ ucx_transport::ucx_transport(am_dispatch_fn dispatch, const ucx_transport_settin
     : p_(std::make_unique<impl>()),
       dispatch_(dispatch),
       eager_limit_(std::max(settings.eager_limit, mpi_transport_settings::min_eager)),
-      coalesce_limit_(settings.coalesce_limit) {
+      coalesce_limit_(settings.coalesce_limit),
+      offers_one_sided_(settings.one_sided) {
   impl& p = *p_;
   rank_ = p.boot.rank();
   size_ = p.boot.size();
@@ -126,7 +127,7 @@ bool ucx_transport::same_node(int rank) const noexcept {
 
 am_transport::abort_fn ucx_transport::job_abort() const noexcept { return &mpi_transport::abort_world; }
 
-one_sided_ops* ucx_transport::one_sided() noexcept { return &p_->one_sided; }
+one_sided_ops* ucx_transport::one_sided() noexcept { return offers_one_sided_ ? &p_->one_sided : nullptr; }
 
 void ucx_transport::send(int dest, am_message&& m) {
   if (m.bulk_count() > max_segments_)

@@ -36,6 +36,11 @@ struct ucx_transport_settings {
   /// Ranks per node (--weft:node-size): when > 0 the host's ranks are cut
   /// into groups of this many consecutive ranks, each a node of its own.
   int node_size = 0;
+  /// Offer one-sided operations (one_sided()); off: null, and the layers
+  /// above move bytes with messages. Between processes of one host UCX
+  /// emulates them with messages the target's worker answers
+  /// (ucx_one_sided.hpp).
+  bool one_sided = true;
 };
 
 class ucx_transport final : public am_transport {
@@ -89,6 +94,7 @@ class ucx_transport final : public am_transport {
   std::size_t eager_limit_, coalesce_limit_;
   std::size_t max_segments_ = 0;  // the descriptor of a large message travels in a UCP header
   bool publishing_ = false;
+  bool offers_one_sided_ = true;
 };
 
 }  // namespace weft::detail
