@@ -133,7 +133,7 @@ function(weft_spmd_test)
     message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown arguments ${S_UNPARSED_ARGUMENTS}")
   endif()
   if(NOT S_BACKENDS)
-    set(S_BACKENDS smp mpi)
+    set(S_BACKENDS smp mpi ucx)
   endif()
   set(options)
   foreach(key TIMEOUT STATUS)
@@ -196,6 +196,13 @@ function(_weft_spmd_register backend name n)
       _weft_register(${name} "${_weft_spec}"
                      COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
                      ENV ${R_ENV} PROCESSORS 2 ${options} ${extra})
+    endif()
+  elseif(backend STREQUAL "ucx")
+    # The same launch as mpi, on the ucx backend (label ucx).
+    if(WEFT_HAVE_UCX AND MPIEXEC_EXECUTABLE)
+      _weft_register(${name} "${_weft_spec}"
+                     COMMAND ${MPIEXEC_EXECUTABLE} ${MPIEXEC_NUMPROC_FLAG} ${n} ${program} ${S_COMMAND}
+                     ENV WEFT_BACKEND=ucx ${R_ENV} PROCESSORS 2 ${options} LABELS ucx ${R_LABELS})
     endif()
   else()
     message(FATAL_ERROR "weft_spmd_test(${S_NAME}): unknown backend ${backend}")

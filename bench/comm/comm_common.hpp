@@ -14,7 +14,8 @@
 // --mpi-path (mode mpi) adds a third run per repetition: weft's mpi backend
 // with --weft:node-rings=0, so its messages travel through MPI as they would
 // between nodes (system names weft-mpi-only...; docs/DISTRIBUTED.md, "Ranks
-// on one node").
+// on one node"). --ucx (mode mpi) adds weft's ucx backend the same way
+// (system weft-ucx; bench_latency adds raw UCP too, system ucp).
 #pragma once
 #include <mpi.h>
 
@@ -49,11 +50,12 @@ struct options {
   std::string csv;
   std::string mode = "auto";             // auto | mpi | smp
   bool mpi_path = false;                 // --mpi-path: also weft-mpi without node rings
+  bool ucx = false;                      // --ucx: also weft's ucx backend (system weft-ucx)
   std::vector<std::string> weft_args;    // --weft:... options, handed to weft::run
   std::string prog;
 };
 
-/// Parses --reps N, --quick, --csv FILE, --mode M, --mpi-path and the integer options in
+/// Parses --reps N, --quick, --csv FILE, --mode M, --mpi-path, --ucx and the integer options in
 /// `ints` (bench specific); keeps --weft: options for weft. --quick means
 /// one repetition unless --reps is given.
 inline options parse_options(int argc, char** argv, const std::map<std::string, long*>& ints, const char* usage) {
@@ -83,6 +85,7 @@ inline options parse_options(int argc, char** argv, const std::map<std::string, 
     }
     else if (a == "--quick") o.quick = true;
     else if (a == "--mpi-path") o.mpi_path = true;
+    else if (a == "--ucx") o.ucx = true;
     else if (a == "--csv") o.csv = value();
     else if (a == "--mode") o.mode = value();
     else if (ints.count(a)) *ints.at(a) = std::atol(value().c_str());
@@ -250,6 +253,7 @@ bool drive(options& o, const char* name, Raw raw, WeftBody weft_body) {
     raw(me);
     run_weft(o, weft_body);
     if (o.mpi_path) run_weft(o, weft_body, true);
+    if (o.ucx) run_weft(o, weft_body, {"--weft:backend=ucx"}, "");
   }
   if (me == 0) std::fprintf(stderr, "\n");
   MPI_Finalize();

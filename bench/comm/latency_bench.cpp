@@ -33,21 +33,29 @@
 //               pong on rank 1:  weft::post_at(0, ping, left - 1, payload(size))
 //             until `left` reaches 0 (K round trips a chain).
 //
-//   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path]
+//   raw UCP  (--ucx; system ucp) the raw MPI side's ping-pong on UCP active
+//             messages (raw_ucp.hpp); --ucx also measures weft's ucx
+//             backend (systems weft-ucx...).
+//
+//   bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path] [--ucx]
 //                 [--round-trips R] [--size S] [--window W] [--weft:...]
 //   --round-trips: round trips per measurement over all chains (default
 //   2000, --quick 100 with K >= 2 and 1 repetition).
 //
 // CSV (appended; one row per system, size and window):
 //   bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s
-// system: mpi (raw MPI), weft-mpi, weft-smp, and their -echo and -chain
+// system: mpi (raw MPI), ucp (raw UCP), weft-mpi, weft-smp, weft-ucx, and their -echo and -chain
 // forms. *_us: one-way latency in microseconds over the repetitions;
 // median_msgs_per_s = window / median.
+#include <algorithm>
 #include <array>
 #include <atomic>
 #include <stdexcept>
 
 #include "comm_common.hpp"
+#if BENCH_HAVE_UCX
+#include "raw_ucp.hpp"
+#endif
 
 namespace {
 
@@ -108,6 +116,9 @@ double raw_once(int me, long size, long w, long k) {
   return seconds_since(t0);
 }
 
+/// --ucx: raw UCP too (system ucp; raw_ucp.hpp), right after raw MPI.
+bool with_ucp = false;
+
 void raw_pass(int me) {
   raw_once(me, 8, 4, 50);  // warm-up
   for (long size : sizes)
@@ -117,6 +128,18 @@ void raw_pass(int me) {
       const double s = raw_once(me, size, w, k);
       if (me == 0) record("mpi", size, w, s / static_cast<double>(k) / 2 * 1e6);
     }
+#if BENCH_HAVE_UCX
+  if (!with_ucp) return;
+  raw_ucp u(me);
+  u.once(8, 4, 50);  // warm-up
+  for (long size : sizes)
+    for (long w : windows) {
+      if (!cfg.wanted(size, w)) continue;
+      const long k = cfg.per_chain(w);
+      const double s = u.once(size, w, k);
+      if (me == 0) record("ucp", size, w, s / static_cast<double>(k) / 2 * 1e6);
+    }
+#endif
 }
 
 // ---- weft -----------------------------------------------------------------
@@ -241,6 +264,11 @@ void weft_pass(const std::string& system) {
 void report(const options& o) {
   const auto sys = systems();
   const bool have_mpi = !sys.empty() && sys.front() == "mpi";
+  // weft's ucx backend against the library it runs on (--ucx).
+  std::vector<std::string> over_ucp;
+  if (std::find(sys.begin(), sys.end(), "ucp") != sys.end())
+    for (auto& s : sys)
+      if (s.rfind("weft-ucx", 0) == 0) over_ucp.push_back(s);
   std::printf("\none-way latency in us (round trip / 2), median [min-max] of %d runs; then messages/s from the medians;"
               " %ld round trips per measurement\n\n",
               o.reps, cfg.round_trips);
@@ -249,9 +277,11 @@ void report(const options& o) {
   if (have_mpi)
     for (auto& s : sys)
       if (s != "mpi") std::printf(" %s/mpi |", s.c_str());
+  for (auto& s : over_ucp) std::printf(" %s/ucp |", s.c_str());
   for (auto& s : sys) std::printf(" %s msg/s |", s.c_str());
   std::printf("\n|---|---|");
-  for (std::size_t i = 0; i < 2 * sys.size() + (have_mpi ? sys.size() - 1 : 0); ++i) std::printf("---|");
+  for (std::size_t i = 0; i < 2 * sys.size() + (have_mpi ? sys.size() - 1 : 0) + over_ucp.size(); ++i)
+    std::printf("---|");
   std::printf("\n");
   FILE* csv = open_csv(o.csv, "bench,system,size_bytes,window,round_trips_per_chain,reps,median_us,min_us,max_us,median_msgs_per_s");
   for (long size : sizes)
@@ -270,6 +300,7 @@ void report(const options& o) {
         for (auto& s : sys)
           if (s != "mpi") std::printf(" %.2f |", summarize(s, size, w).med / base);
       }
+      for (auto& s : over_ucp) std::printf(" %.2f |", summarize(s, size, w).med / summarize("ucp", size, w).med);
       for (auto& s : sys) std::printf(" %s |", si(static_cast<double>(w) / summarize(s, size, w).med * 1e6).c_str());
       std::printf("\n");
     }
@@ -281,12 +312,13 @@ void report(const options& o) {
 int main(int argc, char** argv) {
   long round_trips = -1;
   const char* usage =
-      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path] [--round-trips R] [--size S]"
+      "usage: bench_latency [--reps N] [--quick] [--csv FILE] [--mode auto|mpi|smp] [--mpi-path] [--ucx] [--round-trips R] [--size S]"
       " [--window W] [--weft:...]\n";
   options o = parse_options(argc, argv,
                             {{"--round-trips", &round_trips}, {"--size", &cfg.only_size}, {"--window", &cfg.only_window}},
                             usage);
   cfg.round_trips = round_trips > 0 ? round_trips : (o.quick ? 100 : 2000);
+  with_ucp = o.ucx;
   if (o.quick) cfg.min_per_chain = 2;
   if (drive(o, "bench_latency", raw_pass, weft_pass)) report(o);
   return 0;

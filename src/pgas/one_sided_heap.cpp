@@ -111,7 +111,7 @@ void register_one_sided(process_pgas& p, weft::detail::process_runtime& rt) {
       fail("the ranks of one process registered their heaps under different one-sided keys");
     }
   }
-  bool all_mapped = p.direct;
+  bool all_mapped = !p.views_by_rank;  // with ranks of several nodes here, some views serve only their node
   for (int r = 0; r < p.nranks && all_mapped; ++r) all_mapped = p.views[static_cast<std::size_t>(r)] != nullptr;
   g_state.ops = std::move(ops);
   g_state.heap_key = heap_key;

@@ -12,6 +12,9 @@
 #if WEFT_HAVE_MPI
 #include "am/mpi/mpi_transport.hpp"
 #endif
+#if WEFT_HAVE_UCX
+#include "am/ucx/ucx_transport.hpp"
+#endif
 #include "runtime/launcher.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/fence.hpp"
@@ -197,20 +200,11 @@ void wait_world_quiescent(process_runtime& rt) {
 }
 
 #if WEFT_HAVE_MPI
-void start_mpi(process_runtime& rt) {
-  const runtime_options& o = rt.opts;
-  if (o.ranks > 1) {
-    std::fprintf(stderr, "weft: --weft:ranks applies to the smp backend; under mpiexec use mpiexec -n\n");
-    std::exit(2);
-  }
-  auto t = std::make_unique<mpi_transport>(
-      &am_dispatch, mpi_transport_settings{.eager_limit = o.eager_threshold,
-                                           .coalesce_limit = o.coalesce_limit,
-                                           .node_rings = o.node_rings,
-                                           .chunk = o.mpi_chunk,
-                                           .one_sided = o.mpi_rma != "off",
-                                           .one_sided_passive = o.mpi_rma == "on",
-                                           .node_size = o.node_size});
+/// The process's one rank on a backend with one rank per process (mpi,
+/// ucx), whose transport `t` is made: its scheduler, rank context and
+/// progress.
+template <class Transport>
+void start_one_rank_per_process(process_runtime& rt, std::unique_ptr<Transport> t) {
   rt.world_size = t->size();
   rt.first_rank = t->rank();
   // By default the node's cores are shared among its ranks, within what
@@ -228,7 +222,7 @@ void start_mpi(process_runtime& rt) {
   // makes every process alone on its node), and launchers hand processes
   // masks of their own (mpiexec -bind-to, srun --cpu-bind, taskset).
   so.cores = claim_cores(rt.opts, threads, t->host_rank() * threads, t->host_size() * threads, t->rank(), 1);
-  so.poll_replaces_pause = true;  // an MPI progress call is a pause of its own (see sched_options)
+  so.poll_replaces_pause = true;  // a progress call into MPI or UCX is a pause of its own (see sched_options)
   so.stack_size = rt.opts.stack_size;
   char what[96];
   std::snprintf(what, sizeof what, "%d ranks on this node x %d threads", t->host_size(), threads);
@@ -237,8 +231,8 @@ void start_mpi(process_runtime& rt) {
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
   if (const am_transport::abort_fn abort = t->job_abort()) rt.abort_job = abort;
-  // Worker-driven progress: a task's messages go to MPI as soon as it
-  // ends or waits, not at the worker's next poll (mpi_transport::flush).
+  // Worker-driven progress: a task's messages leave as soon as it ends or
+  // waits, not at the worker's next poll (mpi_transport::flush).
   if (rt.opts.progress != "thread") {
     t->attach_publisher(*rt.local[0]);
     // Same-node senders wake this rank's sleeping workers (sched/sleep_slot.hpp).
@@ -248,6 +242,39 @@ void start_mpi(process_runtime& rt) {
   wire_rank(rt, 0);
 }
 
+/// --weft:ranks is for smp: under a launcher the launcher says how many.
+void refuse_ranks_option(const runtime_options& o) {
+  if (o.ranks <= 1) return;
+  std::fprintf(stderr, "weft: --weft:ranks applies to the smp backend; under mpiexec use mpiexec -n\n");
+  std::exit(2);
+}
+
+void start_mpi(process_runtime& rt) {
+  const runtime_options& o = rt.opts;
+  refuse_ranks_option(o);
+  start_one_rank_per_process(rt, std::make_unique<mpi_transport>(
+                                     &am_dispatch, mpi_transport_settings{.eager_limit = o.eager_threshold,
+                                                                          .coalesce_limit = o.coalesce_limit,
+                                                                          .node_rings = o.node_rings,
+                                                                          .chunk = o.mpi_chunk,
+                                                                          .one_sided = o.mpi_rma != "off",
+                                                                          .one_sided_passive = o.mpi_rma == "on",
+                                                                          .node_size = o.node_size}));
+}
+#endif
+
+#if WEFT_HAVE_UCX
+void start_ucx(process_runtime& rt) {
+  const runtime_options& o = rt.opts;
+  refuse_ranks_option(o);
+  ucx_transport_settings settings;
+  settings.eager_limit = o.eager_threshold;
+  settings.coalesce_limit = o.coalesce_limit;
+  settings.node_size = o.node_size;
+  settings.one_sided = o.ucx_rma != "off";
+  settings.one_sided_passive = o.ucx_rma == "on";
+  start_one_rank_per_process(rt, std::make_unique<ucx_transport>(&am_dispatch, settings));
+}
 #endif
 
 /// --weft:backend=smp (or no MPI in this build) in a process a launcher
@@ -283,10 +310,17 @@ bool always(const launcher_info&) { return true; }
 #if WEFT_HAVE_MPI
 bool launched_as_several(const launcher_info& launcher) { return launcher.size > 1; }
 #endif
+#if WEFT_HAVE_UCX
+/// Chosen by name only: `auto` keeps to mpi and smp.
+bool never_auto(const launcher_info&) { return false; }
+#endif
 
 constexpr backend backends[] = {
 #if WEFT_HAVE_MPI
     {"mpi", launched_as_several, start_mpi, wait_world_quiescent, false},
+#endif
+#if WEFT_HAVE_UCX
+    {"ucx", never_auto, start_ucx, wait_world_quiescent, false},
 #endif
     {"smp", always, start_smp, wait_world_quiescent, true},
 };
@@ -306,8 +340,11 @@ const backend& choose_backend(const runtime_options& o) {
   } else {
     chosen = backend_named(o.backend);
     if (chosen == nullptr) {
+      const char* missing = o.backend == "mpi"   ? "MPI"
+                            : o.backend == "ucx" ? "UCX (configure with -DWEFT_UCX=ON; it needs UCX and MPI)"
+                                                 : "it";
       std::fprintf(stderr, "weft: --weft:backend=%s, but this weft was built without %s\n", o.backend.c_str(),
-                   o.backend == "mpi" ? "MPI" : "it");
+                   missing);
       std::exit(2);
     }
   }

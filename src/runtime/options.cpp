@@ -117,8 +117,10 @@ const std::vector<option_def>& table() {
                  "worker threads per rank"),
       bool_option("pin", &o::pin, "pin workers to cores with hwloc"),
       int_option("ranks", &o::ranks, 1, 1024, "1", "smp backend: ranks in this process"),
-      choice_option("backend", &o::backend, {"auto", "smp", "mpi"},
-                    "auto: mpi when a launcher (mpiexec, srun) started more than one process, else smp"),
+      choice_option("backend", &o::backend, {"auto", "smp", "mpi", "ucx"},
+                    "auto: mpi when a launcher (mpiexec, srun) started more than one process, else smp; ucx "
+                    "(under mpiexec or srun, in a weft built with UCX): remote calls and one-sided operations "
+                    "over UCX"),
       bool_option("smp-per-process", &o::smp_per_process,
                   "1: allow --weft:backend=smp in a process a launcher started as one of several; each process "
                   "then runs a separate job (refused otherwise)"),
@@ -148,6 +150,11 @@ const std::vector<option_def>& table() {
                     "keep messages (MPICH over UCX serves RMA from the target's MPI calls); on: they take the "
                     "windows, for an MPI whose RMA needs no action of the target; off: no windows. The same on "
                     "every rank (docs/PGAS.md)"),
+      choice_option("ucx-rma", &o::ucx_rma, {"auto", "on", "off"},
+                    "ucx: one-sided operations over UCP RMA and atomics. auto: offered, but global memory and steals "
+                    "keep messages (UCX emulates them with messages between processes of one host, and over TCP); "
+                    "on: they take them, for a network where UCX does RMA and atomics in hardware; off: none. The "
+                    "same on every rank (docs/DISTRIBUTED.md)"),
       size_option("rma-chunk", &o::rma_chunk, KiB, GiB, "rma: largest piece one rma message carries"),
       bool_option("asymmetric-fences", &o::asymmetric_fences,
                   "use membarrier(2) asymmetric fences where the kernel has them (0: full fences)"),

@@ -54,6 +54,8 @@ struct runtime_options {
   std::size_t mpi_chunk = std::size_t{1} << 30;
   // mpi: one-sided operations over MPI-3 RMA windows (docs/PGAS.md).
   std::string mpi_rma = "auto";  // auto | on | off
+  // ucx: one-sided operations over UCP (docs/DISTRIBUTED.md).
+  std::string ucx_rma = "auto";  // auto | on | off
   // rma: the largest piece one RMA message carries.
   std::size_t rma_chunk = std::size_t{1} << 30;
   // sched: membarrier-based asymmetric fences where the kernel has them.

@@ -40,10 +40,10 @@ std::uint64_t checksum(const std::uint8_t* p, std::size_t n) {
 
 int main(int argc, char** argv) {
   return weft::run(argc, argv, [] {
-    // mpi: the sender's payload and the receiver's copy on this node; smp:
+    // mpi, ucx: the sender's payload and the receiver's copy on this node; smp:
     // the payload moves. A margin of 1 GiB for everything else. Rank 0's
     // view decides for all, so no rank waits for one that skipped.
-    const std::size_t copies = std::strcmp(weft::backend_name(), "mpi") == 0 ? 2 : 1;
+    const std::size_t copies = std::strcmp(weft::backend_name(), "smp") != 0 ? 2 : 1;
     const std::size_t need = copies * payload_bytes + (std::size_t{1} << 30);
     const std::size_t have = weft::broadcast(available_memory(), 0);
     if (have < need) {

@@ -279,7 +279,7 @@ TEST(ForkJoin, StolenTaskExceptionKeepsItsType) {
     // With more than one rank, only tasks on other ranks threw: as thrown
     // from ranks of this process and node, as remote_error from the others.
     const int n = weft::nranks(), k = node_size();
-    const bool in_process = std::strcmp(weft::backend_name(), "mpi") != 0;
+    const bool in_process = std::strcmp(weft::backend_name(), "smp") == 0;
     const bool all_off_node = n > 1 && (!in_process || k == 1);
     const bool all_on_node = n == 1 || (in_process && (k == 0 || k >= n));
     if (all_off_node) {
