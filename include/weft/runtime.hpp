@@ -47,7 +47,7 @@ int nranks() noexcept;
 int num_threads() noexcept;
 int thread_index() noexcept;
 
-/// "smp" or "mpi".
+/// The backend the job runs on: "smp", "mpi" or "ucx" ("none" outside the runtime).
 const char* backend_name() noexcept;
 
 /// RAII form of init/finalize.
