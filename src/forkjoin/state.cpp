@@ -1,6 +1,8 @@
 // The forkjoin layer's per-rank state, its settings, and making the deques.
 #include "forkjoin/state.hpp"
 
+#include "forkjoin/options.hpp"
+
 #include <chrono>
 #include <cstring>
 
@@ -18,11 +20,11 @@ fj_rank& current_rank() { return state_of(current_comm()); }
 const settings& options() noexcept {
   static const settings s = [] {
     settings r;
-    if (process_runtime* rt = runtime_state()) {
+    if (runtime_state() != nullptr) {
 #ifdef NDEBUG
-      r.checks = rt->opts.forkjoin_checks == "on";
+      r.checks = forkjoin_options().checks == "on";
 #else
-      r.checks = rt->opts.forkjoin_checks != "off";
+      r.checks = forkjoin_options().checks != "off";
 #endif
     }
     return r;

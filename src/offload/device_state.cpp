@@ -1,6 +1,8 @@
 // The devices a rank owns: checked allocations, cpu devices, the rank's state.
 #include "offload/device_state.hpp"
 
+#include "offload/options.hpp"
+
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
@@ -17,24 +19,18 @@ namespace weft::detail {
 
 namespace {
 constexpr std::align_val_t arena_alignment{64};
-
-/// WEFT_CUDA_DEVICES caps the GPUs each rank lists (0: none).
-int cuda_device_cap() {
-  const char* v = std::getenv("WEFT_CUDA_DEVICES");
-  if (v == nullptr || *v == '\0') return 1 << 20;
-  return std::max(0, std::atoi(v));
-}
 }  // namespace
 
 const offload_settings& offload_config() {
   static const offload_settings s = [] {
     offload_settings o;
-    if (const process_runtime* rt = runtime_state()) {
-      o.cpu_devices = rt->opts.cpu_devices;
-      o.cpu_memory = rt->opts.cpu_device_memory;
+    const offload_option_values& opts = offload_options();
+    if (runtime_state() != nullptr) {
+      o.cpu_devices = opts.cpu_devices;
+      o.cpu_memory = opts.cpu_device_memory;
     }
-    // With WEFT_CUDA_DEVICES=0 the CUDA runtime is not even started.
-    const int cap = cuda_device_cap();
+    // With --weft:cuda-devices=0 the CUDA runtime is not even started.
+    const int cap = opts.cuda_devices;
     const cuda_inventory gpus = cap == 0 ? cuda_inventory{} : probe_cuda();
     o.cuda_devices = std::min(gpus.count, cap);
     o.cuda_memory.assign(gpus.memory.begin(), gpus.memory.begin() + o.cuda_devices);

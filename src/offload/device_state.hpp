@@ -25,11 +25,11 @@ namespace weft::detail {
 
 struct rank_comm;
 
-/// Settings every rank reads the same way (environment).
+/// Settings every rank reads the same way (options.hpp, and the GPUs found).
 struct offload_settings {
   int cpu_devices = 1;                            // --weft:cpu-devices
   std::size_t cpu_memory = std::size_t{1} << 30;  // --weft:cpu-device-memory
-  int cuda_devices = 0;                           // GPUs this rank sees (WEFT_CUDA_DEVICES caps it)
+  int cuda_devices = 0;                           // GPUs this rank sees (--weft:cuda-devices caps it)
   std::vector<std::size_t> cuda_memory;           // of each GPU, by ordinal (every rank sees the same)
   int per_rank() const noexcept { return cpu_devices + cuda_devices; }
 };

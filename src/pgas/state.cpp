@@ -5,6 +5,7 @@
 
 #include "pgas/heap_mapping.hpp"
 #include "pgas/one_sided_heap.hpp"
+#include "pgas/options.hpp"
 #include "rma/rank_state.hpp"
 #include "runtime/layer_hooks.hpp"
 #include "runtime/runtime_state.hpp"
@@ -66,9 +67,10 @@ bool splits_process(const process_runtime& rt) {
 void pgas_start(process_runtime& rt) {
   using namespace weft::pgas::detail;
   auto p = std::make_unique<process_pgas>();
-  p->segment = rt.opts.segment;
+  const pgas_option_values& o = pgas_options();
+  p->segment = o.segment;
   p->views_by_rank = splits_process(rt);
-  p->cache = {rt.opts.cache_block, rt.opts.cache_size, rt.opts.cache == "always"};
+  p->cache = {o.cache_block, o.cache_size, o.cache == "always"};
   p->first_rank = rt.first_rank;
   p->nranks = rt.world_size;
   p->views.assign(static_cast<std::size_t>(rt.world_size), nullptr);

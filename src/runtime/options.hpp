@@ -1,18 +1,23 @@
 // Runtime options: --weft:NAME=VALUE on the command line, WEFT_NAME in the
-// environment, defaults otherwise. One table (options.cpp) lists every
-// option with its limits; --weft:help prints it.
+// environment, defaults otherwise. The runtime's table (options.cpp) lists
+// its own options and those of the layers below it, with their limits; the
+// layers above it (pgas, forkjoin, offload) register tables of their own
+// (option_registry.hpp). parse_options reads them all; --weft:help prints
+// the runtime's, then each registered layer's under its name.
 //
 // The layers below the runtime (sched, am, rma) never read options or the
-// environment themselves: the runtime parses everything here and hands each
-// layer its values when it starts it (the mpi transport's settings in its
-// constructor, rma's and the fences' through a setter of their own). A
+// environment themselves: the runtime parses their options here and hands
+// each layer its values when it starts it (the mpi transport's settings in
+// its constructor, rma's and the fences' through a setter of their own). A
 // registry in the lowest layer would let any layer read any option; handing
-// values down keeps each layer's inputs in its interface, and every option
-// in the one table.
+// values down keeps each layer's inputs in its interface. The layers above
+// the runtime may name it, so they register their options with it and read
+// their own settings when they start: the runtime knows nothing of them.
 #pragma once
 #include <cstddef>
-#include <stdexcept>
 #include <string>
+
+#include "runtime/option_registry.hpp"
 
 namespace weft::detail {
 
@@ -62,40 +67,21 @@ struct runtime_options {
   bool asymmetric_fences = true;
   // Raise glibc's malloc trim/mmap thresholds (runtime/malloc_tuning.cpp).
   bool malloc_tuning = true;
-  // pgas: bytes of address space each rank's symmetric heap reserves
-  // (committed page by page as it is used).
-  std::size_t segment = std::size_t{1} << 30;
-  // pgas software cache (checkout/checkin): block size, bytes per rank, and
-  // whether every checkout goes through it ("always", for testing: also
-  // the rank's own heap, which no node size makes remote) or only those of
-  // memory this rank does not map ("auto").
-  std::size_t cache_block = std::size_t{64} << 10;
-  std::size_t cache_size = std::size_t{16} << 20;
-  std::string cache = "auto";  // auto | always
-  // forkjoin: whether forks and joins check for held checkouts and
-  // captured stack addresses ("auto": in builds without NDEBUG).
-  std::string forkjoin_checks = "auto";  // auto | on | off
-  // offload: CPU devices per rank (the same on every rank) and each one's
-  // memory.
-  int cpu_devices = 1;
-  std::size_t cpu_device_memory = std::size_t{1} << 30;
   // trace: the file a timeline of the whole job is written to (empty: no
   // trace), and the most events each thread records (docs/TRACING.md).
   std::string trace;
   int trace_limit = 1 << 20;
 };
 
-class option_error : public std::runtime_error {
- public:
-  using std::runtime_error::runtime_error;
-};
-
-/// Parses and removes --weft: entries from argv (argc shrinks); reads
-/// WEFT_* variables first. Throws option_error on anything invalid.
+/// Puts every option (the runtime's and the registered layers') back to its
+/// default, reads WEFT_* variables, then parses and removes --weft: entries
+/// from argv (argc shrinks). Returns the runtime's options; the layers'
+/// are in their own settings. Throws option_error on anything invalid.
 /// Sets `help` when --weft:help was given.
 runtime_options parse_options(int& argc, char** argv, bool& help);
 
-/// The option table as text, for --weft:help and error messages.
+/// Every option as text, grouped by layer, for --weft:help and error
+/// messages.
 std::string options_help();
 
 }  // namespace weft::detail

@@ -1,0 +1,18 @@
+// forkjoin's --weft: options. Registered with the runtime's option table at
+// load time (runtime/option_registry.hpp); read once, at the first use of
+// fj::options() (state.cpp).
+#pragma once
+#include <string>
+
+namespace weft::detail::fj {
+
+struct forkjoin_option_values {
+  // Whether forks and joins check for held checkouts and captured stack
+  // addresses ("auto": in builds without NDEBUG).
+  std::string checks = "auto";  // auto | on | off
+};
+
+/// The values the last weft::init parsed (the defaults before one).
+const forkjoin_option_values& forkjoin_options() noexcept;
+
+}  // namespace weft::detail::fj

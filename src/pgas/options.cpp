@@ -1,0 +1,35 @@
+// pgas's --weft: options (options.hpp).
+#include "pgas/options.hpp"
+
+#include "runtime/option_registry.hpp"
+
+namespace weft::pgas::detail {
+
+namespace {
+pgas_option_values g_values;  // the defaults until a parse; before the registration below
+
+bool register_options() {
+  using namespace weft::detail;
+  auto& s = g_values;
+  return register_layer_options(
+      "pgas",
+      {size_option("segment", &s.segment, 64 * KiB, std::size_t{1} << 40,
+                   "address space reserved for each rank's symmetric heap, committed as used"),
+       size_option("cache-block", &s.cache_block, 4 * KiB, GiB,
+                   "block of the software cache behind checkouts (a multiple of the page size)"),
+       size_option("cache-size", &s.cache_size, 4 * KiB, 64 * GiB,
+                   "bytes of software cache per rank (at least one block; a checkout may span at most this much)"),
+       choice_option("cache", &s.cache, {"auto", "always"},
+                     "checkouts go through the software cache only for memory this rank does not map (auto), or "
+                     "always, also of its own heap and its node's (for testing the cache; --weft:node-size=1 sends "
+                     "only other ranks' memory through it)")});
+}
+
+}  // namespace
+
+const pgas_option_values& pgas_options() noexcept { return g_values; }
+
+}  // namespace weft::pgas::detail
+
+// Named in src/pgas/CMakeLists.txt so that every program links this file.
+extern "C" const bool weft_pgas_options = weft::pgas::detail::register_options();
