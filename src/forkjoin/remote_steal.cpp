@@ -39,6 +39,7 @@
 #include <mutex>
 #include <vector>
 
+#include "forkjoin/options.hpp"
 #include "forkjoin/random_pick.hpp"
 #include "pgas/one_sided_heap.hpp"
 #include "rma/racing_reads.hpp"
@@ -64,12 +65,6 @@ struct one_sided_thief {
   std::atomic<std::uint32_t> failures{0};      // failed attempts since the last success
 };
 
-/// WEFT_STEAL_RDMA=0 steals from remote victims by message even where
-/// one-sided operations exist (for comparing the two paths).
-bool allowed_by_environment() noexcept {
-  const char* v = std::getenv("WEFT_STEAL_RDMA");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
 
 one_sided_thief& thief_of(fj_rank& me) {
   one_sided_thief& s = layer_state<one_sided_thief>(me.comm);
@@ -81,7 +76,7 @@ one_sided_thief& thief_of(fj_rank& me) {
     s.ops = h.ops;
     s.key = h.key;
     s.workers = std::make_unique<std::atomic<int>[]>(static_cast<std::size_t>(me.comm.nranks));
-    s.on = h.ops != nullptr && !me.remote_victims.empty() && allowed_by_environment();
+    s.on = h.ops != nullptr && !me.remote_victims.empty() && forkjoin_options().steal_rdma;
     s.limit = std::max(1, me.mine->workers.load(std::memory_order_relaxed) / 2);
   });
   return s;

@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "pgas/mcs_lock.hpp"
+#include "pgas/options.hpp"
 #include "pgas/state.hpp"
 #include "runtime/runtime_state.hpp"
 
@@ -49,12 +50,9 @@ int local_index(int rank) noexcept {
   return i >= 0 && i < static_cast<int>(g_state.ops.size()) ? i : -1;
 }
 
-/// WEFT_PGAS_ONE_SIDED=0 keeps every unmapped access on messages (to compare
-/// the paths); it must be the same on every process of the job.
-bool wanted() noexcept {
-  const char* v = std::getenv("WEFT_PGAS_ONE_SIDED");
-  return v == nullptr || std::strcmp(v, "0") != 0;
-}
+/// --weft:pgas-one-sided=0 keeps every unmapped access on messages (to
+/// compare the paths); it must be the same on every process of the job.
+bool wanted() noexcept { return pgas_options().one_sided; }
 
 }  // namespace
 

@@ -22,7 +22,11 @@ bool register_options() {
        choice_option("cache", &s.cache, {"auto", "always"},
                      "checkouts go through the software cache only for memory this rank does not map (auto), or "
                      "always, also of its own heap and its node's (for testing the cache; --weft:node-size=1 sends "
-                     "only other ranks' memory through it)")});
+                     "only other ranks' memory through it)"),
+       bool_option("pgas-one-sided", &s.one_sided,
+                   "memory this rank does not map is reached by the transport's one-sided operations where they "
+                   "need no action of the target (0: by messages, to compare the paths; the same on every rank; "
+                   "docs/PGAS.md)")});
 }
 
 }  // namespace

@@ -18,6 +18,10 @@ struct pgas_option_values {
   std::size_t cache_block = std::size_t{64} << 10;
   std::size_t cache_size = std::size_t{16} << 20;
   std::string cache = "auto";  // auto | always
+  // Memory this rank does not map goes through the transport's passive
+  // one-sided operations where there are some (false: by messages, to
+  // compare the two paths; the same on every rank).
+  bool one_sided = true;
 };
 
 /// The values the last weft::init parsed (the defaults before one).
