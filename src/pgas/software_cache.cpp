@@ -81,7 +81,7 @@ void software_cache::settle(slot& s) {
 // Keeps the dirty bytes and, of the valid ones, those of live checkouts.
 void software_cache::forget_clean(slot& s) {
   byte_ranges keep = s.dirty;
-  for (const auto& h : s.held)
+  for (const auto& h : s.checked_out)
     for (const auto& v : s.valid.items()) keep.add(std::max(h.begin, v.begin), std::min(h.end, v.end));
   s.valid = std::move(keep);
 }
@@ -156,7 +156,7 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
       held[k] = *i;
       slot& s = slots_[*i];
       ++s.pins;
-      s.held.push_back(part_in_block(offset, bytes, (first + k) * block, block));
+      s.checked_out.push_back(part_in_block(offset, bytes, (first + k) * block, block));
       s.last_use = ++clock_;
     }
   }
@@ -249,10 +249,10 @@ void software_cache::checkin(const token& t) {
       s.dirty.add(part.begin, part.end);
       s.valid.add(part.begin, part.end);
     }
-    const auto mine = std::find_if(s.held.begin(), s.held.end(), [&](const byte_ranges::range& h) {
+    const auto mine = std::find_if(s.checked_out.begin(), s.checked_out.end(), [&](const byte_ranges::range& h) {
       return h.begin == part.begin && h.end == part.end;
     });
-    s.held.erase(mine);  // one of equal entries is as good as another
+    s.checked_out.erase(mine);  // one of equal entries is as good as another
     --s.pins;
   }
 }

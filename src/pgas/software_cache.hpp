@@ -80,7 +80,7 @@ class software_cache {
     shared_future<void> fill;  // gets in flight into this slot, for `filling`
     std::vector<byte_ranges::range> filling;
     std::uint64_t fill_epoch = 0;  // acquires_ when the fill started: an acquire since makes it stale
-    std::vector<byte_ranges::range> held;  // the bytes of each live checkout of the block (one entry each)
+    std::vector<byte_ranges::range> checked_out;  // the bytes of each live checkout of the block (one entry each)
   };
 
   std::uint64_t key(int target, std::uint64_t block) const noexcept {
