@@ -25,6 +25,13 @@ future<void> all_of(std::vector<future<void>>&& fs) {
 
 std::string sys_error(const char* call) { return std::string(call) + " failed: " + std::strerror(errno); }
 
+/// The part of heap bytes [offset, offset + bytes) inside the block that
+/// starts at heap byte `begin`, relative to `begin`.
+byte_ranges::range part_in_block(std::uint64_t offset, std::size_t bytes, std::uint64_t begin, std::size_t block) {
+  return {static_cast<std::size_t>(std::max(offset, begin) - begin),
+          static_cast<std::size_t>(std::min<std::uint64_t>(offset + bytes, begin + block) - begin)};
+}
+
 }  // namespace
 
 software_cache::software_cache(int rank, cache_config config, std::size_t segment)
@@ -60,11 +67,23 @@ void software_cache::map_storage() {
   used_.store(true, std::memory_order_release);
 }
 
+// A fill that started before the latest acquire may have read bytes older
+// than what that acquire must show: its bytes stay missing (the checkouts
+// waiting for it fetch them again).
 void software_cache::settle(slot& s) {
   if (!s.fill.valid() || !s.fill.is_ready()) return;
-  for (const auto& r : s.filling) s.valid.add(r.begin, r.end);
+  if (s.fill_epoch == acquires_)
+    for (const auto& r : s.filling) s.valid.add(r.begin, r.end);
   s.filling.clear();
   s.fill = {};
+}
+
+// Keeps the dirty bytes and, of the valid ones, those of live checkouts.
+void software_cache::forget_clean(slot& s) {
+  byte_ranges keep = s.dirty;
+  for (const auto& h : s.checked_out)
+    for (const auto& v : s.valid.items()) keep.add(std::max(h.begin, v.begin), std::min(h.end, v.end));
+  s.valid = std::move(keep);
 }
 
 // Least recently used among the slots no checkout holds and no fill is
@@ -135,8 +154,10 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
              " (check some in first, or raise --weft:cache-size)");
       }
       held[k] = *i;
-      ++slots_[*i].pins;
-      slots_[*i].last_use = ++clock_;
+      slot& s = slots_[*i];
+      ++s.pins;
+      s.checked_out.push_back(part_in_block(offset, bytes, (first + k) * block, block));
+      s.last_use = ++clock_;
     }
   }
   fill(target, held, offset, bytes, mode);
@@ -170,7 +191,8 @@ void software_cache::fill(int target, const std::vector<std::uint32_t>& held, st
         const std::uint64_t begin = s.block * config_.block;
         const std::uint64_t end = std::min<std::uint64_t>(begin + config_.block, segment_);
         if (mode == access::write) {
-          s.valid.add(std::max(offset, begin) - begin, std::min<std::uint64_t>(offset + bytes, end) - begin);
+          const auto part = part_in_block(offset, bytes, begin, end - begin);
+          s.valid.add(part.begin, part.end);
           continue;
         }
         const auto gaps = s.valid.gaps(0, end - begin);
@@ -192,6 +214,7 @@ void software_cache::fill(int target, const std::vector<std::uint32_t>& held, st
         }
         s.fill = all_of(std::move(gets)).share();
         s.filling = gaps;
+        s.fill_epoch = acquires_;
         settle(s);  // already there when the heap is mapped here (--weft:cache=always)
         if (s.fill.valid()) waits.push_back(s.fill);
       }
@@ -221,13 +244,15 @@ void software_cache::checkin(const token& t) {
   std::lock_guard g(mutex_);
   for (std::uint64_t b = first; b <= last; ++b) {
     slot& s = slots_[where_.at(key(t.rank, b))];  // pinned: still there
+    const auto part = part_in_block(t.offset, t.bytes, b * block, block);
     if (t.mode != access::read) {
-      const std::uint64_t begin = b * block;
-      const std::uint64_t from = std::max(t.offset, begin) - begin;
-      const std::uint64_t to = std::min<std::uint64_t>(t.offset + t.bytes, begin + block) - begin;
-      s.dirty.add(from, to);
-      s.valid.add(from, to);
+      s.dirty.add(part.begin, part.end);
+      s.valid.add(part.begin, part.end);
     }
+    const auto mine = std::find_if(s.checked_out.begin(), s.checked_out.end(), [&](const byte_ranges::range& h) {
+      return h.begin == part.begin && h.end == part.end;
+    });
+    s.checked_out.erase(mine);  // one of equal entries is as good as another
     --s.pins;
   }
 }
@@ -254,12 +279,12 @@ void software_cache::release() {
 void software_cache::acquire() {
   if (!used_.load(std::memory_order_acquire)) return;
   std::lock_guard g(mutex_);
+  for (slot& s : slots_) settle(s);
+  ++acquires_;  // fills still on their way are stale
   for (slot& s : slots_) {
-    settle(s);
-    if (s.target < 0 || s.pins != 0 || s.fill.valid()) continue;
-    s.valid.clear();
-    for (const auto& r : s.dirty.items()) s.valid.add(r.begin, r.end);
-    if (s.valid.empty()) {
+    if (s.target < 0) continue;
+    forget_clean(s);
+    if (s.valid.empty() && s.pins == 0 && !s.fill.valid()) {
       where_.erase(key(s.target, s.block));
       s.target = -1;
     }

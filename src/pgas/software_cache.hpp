@@ -13,6 +13,13 @@
 // being filled carries the fill's future, and a block whose write-back is
 // on its way is not fetched again until it has arrived, so a rank always
 // reads its own writes.
+//
+// An acquire forgets every clean byte, also of slots that other tasks of
+// the rank hold checked out — all but the bytes of those checkouts, which
+// their holders are reading or writing (refetching them could overwrite a
+// holder's writes; a data-race-free program cannot have changed them
+// elsewhere meanwhile) — and of fetches on their way, which started before
+// the acquire and may bring older data: they land, but count as missing.
 #pragma once
 #include <atomic>
 #include <cstddef>
@@ -72,6 +79,8 @@ class software_cache {
     byte_ranges dirty;  // bytes written here, not yet sent back (a subset of valid)
     shared_future<void> fill;  // gets in flight into this slot, for `filling`
     std::vector<byte_ranges::range> filling;
+    std::uint64_t fill_epoch = 0;  // acquires_ when the fill started: an acquire since makes it stale
+    std::vector<byte_ranges::range> checked_out;  // the bytes of each live checkout of the block (one entry each)
   };
 
   std::uint64_t key(int target, std::uint64_t block) const noexcept {
@@ -82,6 +91,7 @@ class software_cache {
 
   void map_storage();                                         // under mutex_
   void settle(slot& s);                                       // under mutex_
+  void forget_clean(slot& s);                                 // under mutex_
   std::optional<std::uint32_t> claim(int target, std::uint64_t block);  // under mutex_
   void write_back(std::uint32_t i);                           // under mutex_
   void fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset, std::size_t bytes,
@@ -97,6 +107,7 @@ class software_cache {
   std::unordered_map<std::uint64_t, std::uint32_t> where_;  // block key -> slot
   std::unordered_map<std::uint64_t, std::vector<shared_future<void>>> write_backs_;  // in flight, by block key
   std::uint64_t clock_ = 0;
+  std::uint64_t acquires_ = 0;
   int fd_ = -1;
   std::byte* base_ = nullptr;
   std::atomic<bool> used_{false};  // storage mapped: release and acquire have work only then

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstdlib>
+#include <optional>
 #include <vector>
 
 #include "spmd_main.hpp"
@@ -118,6 +119,48 @@ TEST(PgasCheckout, ReleaseAcquireVisibility) {
     auto after = weft::make_checkout(target, 16, weft::checkout_mode::read);
     EXPECT_EQ(after[3], 42);
     after.checkin();
+    weft::barrier();
+    weft::free_symmetric(cell);
+  });
+}
+
+// The acquire at a fork-join task boundary runs while other tasks of the
+// rank may hold checkouts (forkjoin acquires at steals and joins). A block
+// held checked out forgets its other clean bytes all the same, and keeps the
+// held ones: here the held checkouts belong to the acquiring task itself,
+// standing in for another task of the rank.
+TEST(PgasCheckout, BoundaryAcquireForgetsAllButHeldBytes) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks(), owner = n - 1;
+    const std::size_t mine = 16 + static_cast<std::size_t>(me);  // the element this rank writes
+    auto cell = weft::allocate_symmetric<std::int64_t>(16 + static_cast<std::size_t>(n));
+    for (std::size_t i = 0; i < 16 + static_cast<std::size_t>(n); ++i) cell.local()[i] = 0;
+    weft::cache_barrier();
+    const auto target = cell.on(owner);
+    std::optional<weft::checkout<const std::int64_t>> held;  // fetched the whole block, 8 still 0
+    std::optional<weft::checkout<std::int64_t>> writing;
+    if (me != owner) {
+      held.emplace(weft::make_checkout(target, 1, weft::checkout_mode::read));
+      writing.emplace(weft::make_checkout(target + static_cast<std::ptrdiff_t>(mine), 1, weft::checkout_mode::write));
+      (*writing)[0] = 100 + me;
+    }
+    weft::barrier();
+    if (me == owner) cell.local()[8] = 42;
+    weft::barrier();
+    if (me != owner) {
+      weft::detail::pgas::task_boundary_acquire();
+      auto after = weft::make_checkout(target + 8, 1, weft::checkout_mode::read);
+      EXPECT_EQ(after[0], 42) << "a block held by another task kept a byte older than the acquire";
+      EXPECT_EQ((*held)[0], 0);
+      EXPECT_EQ((*writing)[0], 100 + me) << "the acquire refetched bytes a live write checkout holds";
+      after.checkin();
+      held.reset();
+      writing.reset();
+    }
+    weft::cache_barrier();
+    if (me == owner) {
+      for (int r = 0; r < owner; ++r) EXPECT_EQ(cell.local()[16 + r], 100 + r);
+    }
     weft::barrier();
     weft::free_symmetric(cell);
   });
