@@ -48,7 +48,10 @@ for b in comm/bench_latency comm/bench_msg_rate pgas/bench_pgas one_sided/bench_
   [[ -x $BUILD/bench/$b ]] || { echo "missing $BUILD/bench/$b" >&2; exit 1; }
 done
 mkdir -p "$OUT_DIR"
-run2() { timeout "$TIMEOUT" "$MPIEXEC" -n 2 -bind-to core "$@"; }
+# A failed or hung run (timeout) is named at the end and leaves its row out
+# of that round; the others go on.
+failed=()
+run2() { timeout "$TIMEOUT" "$MPIEXEC" -n 2 -bind-to core "$@" || failed+=("${1##*/} status $? (124: timed out)"); }
 weft=(--weft:threads=1 --weft:node-size=1)
 port=$((20000 + RANDOM % 20000))
 
@@ -157,3 +160,7 @@ for path in sorted(glob.glob(os.path.join(out, "one_sided.*.txt"))):
     print("".join(l for l in open(path) if l.startswith(("|", "8-byte"))))
 print(f"raw outputs: {out}")
 EOF
+if ((${#failed[@]})); then
+  printf 'failed: %s\n' "${failed[@]}"
+  exit 1
+fi
