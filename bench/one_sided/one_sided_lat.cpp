@@ -1,9 +1,12 @@
 // Latency of the transport's one-sided operations (am_transport::one_sided(),
-// on the mpi backend: MPI-3 RMA windows, am/mpi/mpi_one_sided.hpp) against
-// raw MPI RMA on the same kind of window, in the same processes, the two
-// interleaved in every repetition.
+// on the mpi backend: MPI-3 RMA windows, am/mpi/mpi_one_sided.hpp; on the
+// ucx backend: ucp_put_nbx / ucp_get_nbx / ucp_atomic_op_nbx on memory
+// mapped by ucp_mem_map, am/ucx/ucx_one_sided.hpp) against raw MPI RMA on
+// the same kind of window, in the same processes, the two interleaved in
+// every repetition.
 //
 //   mpiexec -n 2 bench_one_sided_lat [--reps N] [--iters K] [--weft:...]
+//   UCX_TLS=sm,self mpiexec -n 2 bench_one_sided_lat --weft:backend=ucx --weft:ucx-rma=on [...]
 //
 // Rank 0 times K operations of each kind on 8 bytes of rank 1's window:
 //   put+flush     put, then flush(1)            MPI_Put + MPI_Win_flush

@@ -3,7 +3,7 @@
 // atomics, ompx_lock/ompx_unlock) — on weft's global memory
 // (weft/pgas.hpp) and on MPI RMA, in the same run.
 //
-//   mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE]
+//   mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE] [--ucx]
 //                 [--iters K] [--max-size BYTES] [--trace 1] [--weft:...]
 //   bench_pgas --mode=smp [same options]       (one process, 2 weft ranks as threads)
 //   bench/pgas/run_pgas_bench.sh               (both, interleaved, one merged table)
@@ -18,6 +18,13 @@
 //                  messages through MPI
 //   weft-mpi-1s    --weft:node-size=1 alone: the transport's one-sided
 //                  operations where it has them (docs/PGAS.md), else messages
+//   weft-ucx-msg   (--ucx) weft on the ucx backend, --weft:node-size=1 and
+//                  WEFT_PGAS_ONE_SIDED=0: everything travels as UCP active
+//                  messages
+//   weft-ucx-1s    (--ucx) the ucx backend, --weft:node-size=1 and
+//                  --weft:ucx-rma=on: UCP puts, gets and atomics (between
+//                  processes of one host UCX emulates them with messages
+//                  the target's worker answers; docs/DISTRIBUTED.md)
 //   weft-smp       (--mode=smp) weft's smp backend: 2 ranks as threads of one
 //                  process, direct path (and locks by direct calls)
 //   weft-smp-msg   (--mode=smp) the same with --weft:node-size=1 and
@@ -25,6 +32,9 @@
 //   weft-smp-1s    (--mode=smp) --weft:node-size=1 alone: the smp
 //                  backend's one-sided operations (memcpy, CPU atomics, and
 //                  locks as MCS queue locks on them)
+// (The ucx backend's same-node column would repeat weft-mpi's loads and
+// stores through the shared mapping, so --ucx adds only the two paths
+// between nodes.)
 // Under mpiexec a repetition runs mpi, weft-mpi, weft-mpi-msg in turn
 // (interleaved, so a drift of the host shows in every column alike); the
 // ratio columns divide a weft median by the mpi median of the same row.
@@ -57,7 +67,9 @@ using namespace comm_bench;
 
 /// A column: one repetition brings the system up, measures, tears down.
 struct rma_system {
-  const char* mode;  // "mpi": needs mpiexec and MPI initialized; "any": weft
+  // "mpi": needs mpiexec and MPI initialized; "any": weft; "ucx": weft's
+  // ucx backend, only with --ucx (it needs mpiexec too)
+  const char* mode;
   std::function<void(const options&, const plan&)> repetition;
 };
 
@@ -86,7 +98,21 @@ const std::vector<rma_system> systems_measured = {
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {}, ""); }},
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:node-size=1"}, "-msg", false); }},
     {"any", [](const options& o, const plan& p) { measure_weft(o, p, {"--weft:node-size=1"}, "-1s"); }},
+    {"ucx",
+     [](const options& o, const plan& p) {
+       measure_weft(o, p, {"--weft:backend=ucx", "--weft:node-size=1"}, "-msg", false);
+     }},
+    {"ucx",
+     [](const options& o, const plan& p) {
+       measure_weft(o, p, {"--weft:backend=ucx", "--weft:node-size=1", "--weft:ucx-rma=on"}, "-1s");
+     }},
 };
+
+bool wanted(const rma_system& s, const options& o) {
+  if (std::strcmp(s.mode, "any") == 0) return true;
+  if (o.mode != "mpi") return false;
+  return std::strcmp(s.mode, "mpi") == 0 || o.ucx;
+}
 
 // ---- output -----------------------------------------------------------------
 
@@ -148,7 +174,7 @@ void print_tables(const options& o, const plan& p) {
 int main(int argc, char** argv) {
   long iters = 2000, max_size = 4L << 20, trace = 0;
   const char* usage =
-      "usage: mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE] [--iters K] "
+      "usage: mpiexec.mpich -n 2 -bind-to core bench_pgas [--reps N] [--quick] [--csv FILE] [--ucx] [--iters K] "
       "[--max-size BYTES] [--trace 1] [--weft:...]\n"
       "       bench_pgas --mode=smp [the same options]\n";
   options o = parse_options(argc, argv, {{"--iters", &iters}, {"--max-size", &max_size}, {"--trace", &trace}}, usage);
@@ -169,7 +195,7 @@ int main(int argc, char** argv) {
   for (int r = 0; r < o.reps; ++r) {
     if (me == 0) std::fprintf(stderr, "\rbench_pgas (%s): repetition %d/%d", o.mode.c_str(), r + 1, o.reps);
     for (const rma_system& s : systems_measured)
-      if (under_mpi || std::strcmp(s.mode, "any") == 0) s.repetition(o, p);
+      if (wanted(s, o)) s.repetition(o, p);
   }
   if (me == 0) {
     std::fprintf(stderr, "\n");

@@ -2,7 +2,8 @@
 # Runs bench_pgas in rounds, alternating its two invocations, and prints one
 # table per operation with every column and its ratio to MPI RMA:
 #   1. mpiexec -n 2 -bind-to core bench_pgas --reps 1
-#        columns mpi, weft-mpi, weft-mpi-msg, weft-mpi-1s (one process per rank)
+#        columns mpi, weft-mpi, weft-mpi-msg, weft-mpi-1s (one process per rank);
+#        given --ucx also weft-ucx-msg, weft-ucx-1s (set UCX_TLS, e.g. sm,self)
 #   2. bench_pgas --mode=smp --reps 1 --weft:ranks=2
 #        columns weft-smp, weft-smp-msg, weft-smp-1s (2 ranks as threads of
 #        one process)
@@ -50,7 +51,8 @@ done
 import csv, statistics, sys
 
 rows = list(csv.DictReader(open(sys.argv[1])))
-order = ["mpi", "weft-mpi", "weft-mpi-msg", "weft-mpi-1s", "weft-smp", "weft-smp-msg", "weft-smp-1s"]
+order = ["mpi", "weft-mpi", "weft-mpi-msg", "weft-mpi-1s", "weft-ucx-msg", "weft-ucx-1s", "weft-smp", "weft-smp-msg",
+         "weft-smp-1s"]
 ops, data = [], {}
 for r in rows:
     op = r["operation"]
