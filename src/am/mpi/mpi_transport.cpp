@@ -1,8 +1,10 @@
 #include "am/mpi/mpi_transport.hpp"
 
 #include "am/mpi/frame_codec.hpp"
+#include "am/recv_block.hpp"
 #include "am/mpi/mpi_one_sided.hpp"
 #include "am/mpi/node_rings.hpp"
+#include "am/mpi/mpi_init.hpp"
 #include "am/mpi/rank_facts.hpp"
 
 #include "sched/scheduler.hpp"
@@ -57,37 +59,6 @@ struct in_flight_recv {
   std::vector<MPI_Request> requests;
 };
 
-std::once_flag mpi_once;
-bool we_initialized_mpi = false;
-
-/// How long MPI_Finalize may take before the process leaves without it.
-constexpr auto finalize_patience = std::chrono::seconds(10);
-
-void finalize_mpi_at_exit(int status, void*) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized || !we_initialized_mpi) return;
-  // MPICH 4.0's MPI_Finalize closes its UCX endpoints first, with no
-  // barrier before; over TCP a rank's close waits for its peer's answer.
-  // A rank still polling MPI (its workers, the transport's teardown) when
-  // a peer starts finalizing answers that peer's close, the peer then
-  // leaves, and this rank's own close is never answered: the job printed
-  // everything and hung (UCX_TLS=tcp,self). Here every rank stops polling
-  // before any of them starts finalizing.
-  MPI_Barrier(MPI_COMM_WORLD);
-  // The barrier leaves a narrower window for the same race inside MPICH
-  // (a plain MPI program with Barrier + Finalize hung in 4 of 42 runs over
-  // TCP). Every rank has finished its work and passed the barrier here, so
-  // a finalize that does not return is not waiting for anything this job
-  // needs: the process then ends with the status the program chose.
-  std::thread([status] {
-    std::this_thread::sleep_for(finalize_patience);
-    std::fprintf(stderr, "weft: MPI_Finalize did not return in %lld s; exiting without it\n",
-                 static_cast<long long>(finalize_patience.count()));
-    std::_Exit(status);
-  }).detach();
-  MPI_Finalize();
-}
 
 /// Calls post(offset, length) for each piece of n bytes on the bulk tag:
 /// at most `chunk` bytes each (MPI counts are ints), and one empty piece
@@ -112,20 +83,6 @@ void recycle(std::vector<wire_buffer>& spare, wire_buffer&& buffer) {
 
 }  // namespace
 
-/// One received eager MPI message. Small messages are copied out of it
-/// while their frames are read; larger bulk segments are handed to the
-/// handlers as views into it, each holding a reference, so the block goes
-/// back to the pool only when the last of them is done.
-struct mpi_recv_block {
-  std::atomic<std::uint32_t> refs{1};  // the pool's (if pooled), the reader's while reading, one per view
-  std::size_t capacity = 0;
-  std::unique_ptr<std::byte[]> data;
-  static void release(void* p) noexcept {
-    auto* b = static_cast<mpi_recv_block*>(p);
-    if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete b;
-  }
-  bool free() const noexcept { return refs.load(std::memory_order_acquire) == 1; }  // pooled: only the pool's
-};
 
 /// One MPI message on the eager tag: the frames of every message queued
 /// for one destination in one progress pass (coalescing: under load one
@@ -148,7 +105,7 @@ struct in_flight_send {
 /// message, and messages from one rank are read in the order they were sent.
 struct posted_ring {
   std::array<MPI_Request, posted_receives> req;
-  std::array<mpi_recv_block*, posted_receives> block{};
+  std::array<recv_block*, posted_receives> block{};
   int head = 0;   // the earliest posted
   int count = 0;  // posted, from head on
   posted_ring() { req.fill(MPI_REQUEST_NULL); }
@@ -167,21 +124,21 @@ struct mpi_transport::impl {
   std::vector<am_message> loopback;   // messages to self
   std::vector<in_flight_send> building;       // batches being filled, one per destination
   std::vector<wire_buffer> spare;  // eager send buffers to reuse
-  std::vector<mpi_recv_block*> blocks;  // eager receive buffers (the pool's reference each)
+  std::vector<recv_block*> blocks;  // eager receive buffers (the pool's reference each)
   std::vector<std::deque<in_flight_send>> ring_backlog;  // by rank on this node: batches its full ring refused
   std::size_t backlogged = 0;  // batches in ring_backlog
   ~impl() {
-    for (mpi_recv_block* b : blocks) mpi_recv_block::release(b);
+    for (recv_block* b : blocks) recv_block::release(b);
   }
   /// A block of at least n bytes that no handler still reads, with one
   /// reference for the caller (released once its frames are read).
-  mpi_recv_block* block_for(std::size_t n) {
-    for (mpi_recv_block* b : blocks)
+  recv_block* block_for(std::size_t n) {
+    for (recv_block* b : blocks)
       if (b->capacity >= n && b->free()) {
         b->refs.fetch_add(1, std::memory_order_relaxed);
         return b;
       }
-    auto* b = new mpi_recv_block;  // refs = 1: the caller's
+    auto* b = new recv_block;  // refs = 1: the caller's
     b->capacity = n < 64 * 1024 ? 64 * 1024 : n;
     b->data.reset(new std::byte[b->capacity]);
     // Past 64 blocks (a burst of long-lived messages holds every pooled
@@ -199,20 +156,7 @@ mpi_transport::mpi_transport(am_dispatch_fn dispatch, const mpi_transport_settin
       dispatch_(dispatch),
       eager_limit_(std::max(settings.eager_limit, mpi_transport_settings::min_eager)),
       batch_limit_(settings.coalesce_limit) {
-  std::call_once(mpi_once, [] {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (!initialized) {
-      int provided = 0;
-      MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-      if (provided < MPI_THREAD_SERIALIZED) {
-        std::fprintf(stderr, "weft: MPI does not provide MPI_THREAD_SERIALIZED\n");
-        MPI_Abort(MPI_COMM_WORLD, 1);
-      }
-      we_initialized_mpi = true;
-      on_exit(finalize_mpi_at_exit, nullptr);  // glibc: the handler learns the exit status
-    }
-  });
+  init_mpi_once();
   MPI_Comm_dup(MPI_COMM_WORLD, &p_->comm);
   MPI_Comm_set_errhandler(p_->comm, MPI_ERRORS_ARE_FATAL);
   MPI_Comm_rank(p_->comm, &rank_);
@@ -303,7 +247,7 @@ mpi_transport::~mpi_transport() {
     const auto k = static_cast<std::size_t>((r.head + i) % posted_receives);
     MPI_Cancel(&r.req[k]);
     MPI_Wait(&r.req[k], MPI_STATUS_IGNORE);
-    mpi_recv_block::release(r.block[k]);
+    recv_block::release(r.block[k]);
   }
   MPI_Comm_free(&p_->comm);
 }
@@ -524,14 +468,14 @@ void mpi_transport::corrupt_from(int source, const char* why) const {
 }
 
 template <class Deliver>
-void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block,
+void mpi_transport::read_frames(std::span<const std::byte> buf, int source, recv_block* block,
                                 Deliver& deliver) {
   auto bad = [&](const char* why) { corrupt_from(source, why); };
   if (buf.empty()) bad("empty message");
   // Without a block (a record read in its ring), the first flattened frame
   // moves the rest of the reading into a pooled copy: its views outlive
   // the ring's bytes.
-  mpi_recv_block* copy = nullptr;
+  recv_block* copy = nullptr;
   auto own_the_bytes = [&] {
     copy = p_->block_for(buf.size());
     std::memcpy(copy->data.get(), buf.data(), buf.size());
@@ -579,7 +523,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
       for (std::size_t i = 0; i < f.bulk_lens.size(); ++i)
         ool.bulk.emplace_back(buf.data() + f.bulk_at[i], static_cast<std::size_t>(f.bulk_lens[i]));
       block->refs.fetch_add(1, std::memory_order_relaxed);
-      ool.keep = serialization::owner::borrow(block, &mpi_recv_block::release);
+      ool.keep = serialization::owner::borrow(block, &recv_block::release);
       deliver(std::move(m));
       continue;
     }
@@ -587,7 +531,7 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
     // (uninitialized, reused), each segment aligned, delivered as views.
     std::size_t room = 0;
     for (auto l : f.bulk_lens) room = align_up(room, segment_alignment) + static_cast<std::size_t>(l);
-    mpi_recv_block* target = p_->block_for(room);
+    recv_block* target = p_->block_for(room);
     std::size_t off = 0;
     for (const std::uint64_t l : f.bulk_lens) {
       off = align_up(off, segment_alignment);
@@ -595,10 +539,10 @@ void mpi_transport::read_frames(std::span<const std::byte> buf, int source, mpi_
       receive_apart(target->data.get() + off, static_cast<std::size_t>(l));
       off += static_cast<std::size_t>(l);
     }
-    ool.keep = serialization::owner::borrow(target, &mpi_recv_block::release);  // block_for's reference
+    ool.keep = serialization::owner::borrow(target, &recv_block::release);  // block_for's reference
     p_->recvs.push_back(std::move(r));
   }
-  if (copy != nullptr) mpi_recv_block::release(copy);  // the views taken keep it out of the pool
+  if (copy != nullptr) recv_block::release(copy);  // the views taken keep it out of the pool
 }
 
 void mpi_transport::repost_receives() {
@@ -692,12 +636,12 @@ bool mpi_transport::progress_locked() {
     ++got;
     ring.head = (ring.head + 1) % posted_receives;
     --ring.count;
-    mpi_recv_block* block = std::exchange(ring.block[k], nullptr);
+    recv_block* block = std::exchange(ring.block[k], nullptr);
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
     read_frames(std::span<const std::byte>(block->data.get(), static_cast<std::size_t>(count)), st.MPI_SOURCE,
                 block, deliver);
-    mpi_recv_block::release(block);  // the views taken meanwhile keep it out of the pool
+    recv_block::release(block);  // the views taken meanwhile keep it out of the pool
   }
   p.receiving = got != 0;
   did |= got != 0;

@@ -35,7 +35,7 @@
 namespace weft::detail {
 
 struct in_flight_send;
-struct mpi_recv_block;
+struct recv_block;
 class mpi_one_sided;
 class node_rings;
 struct sleep_slot;
@@ -166,7 +166,7 @@ class mpi_transport final : public am_transport {
   /// Sends `batch` now; later frames for its rank go into a fresh one.
   void close_batch(in_flight_send& batch);
   template <class Deliver>
-  void read_frames(std::span<const std::byte> buf, int source, mpi_recv_block* block, Deliver& deliver);
+  void read_frames(std::span<const std::byte> buf, int source, recv_block* block, Deliver& deliver);
   std::unique_ptr<impl> p_;
   std::unique_ptr<node_rings> rings_;  // null: every frame goes through MPI
   std::unique_ptr<mpi_one_sided> one_sided_;  // null: settings.one_sided was off

@@ -1,5 +1,7 @@
 #include "am/ucx/ucx_bootstrap.hpp"
 
+#include "am/mpi/mpi_init.hpp"
+
 #include <mpi.h>
 
 #include <chrono>
@@ -14,45 +16,6 @@
 namespace weft::detail {
 
 namespace {
-
-/// How long MPI_Finalize may take at exit before the process leaves without it.
-constexpr auto finalize_patience = std::chrono::seconds(10);
-
-/// At exit, after the runtime stopped: every rank stops using MPI before
-/// any starts finalizing (MPICH's finalize closes its connections without a
-/// barrier of its own, and a peer still polling could leave a close
-/// unanswered; see mpi_transport.cpp). A finalize that still does not
-/// return waits for nothing this job needs: the process ends with its
-/// status then.
-void finalize_at_exit(int status, void*) {
-  int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (finalized) return;
-  MPI_Barrier(MPI_COMM_WORLD);
-  std::thread([status] {
-    std::this_thread::sleep_for(finalize_patience);
-    std::fprintf(stderr, "weft: MPI_Finalize did not return in %lld s; exiting without it\n",
-                 static_cast<long long>(finalize_patience.count()));
-    std::_Exit(status);
-  }).detach();
-  MPI_Finalize();
-}
-
-void init_mpi_once() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    int initialized = 0;
-    MPI_Initialized(&initialized);
-    if (initialized) return;
-    int provided = 0;
-    MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided);
-    if (provided < MPI_THREAD_SERIALIZED) {
-      std::fprintf(stderr, "weft: MPI does not provide MPI_THREAD_SERIALIZED\n");
-      MPI_Abort(MPI_COMM_WORLD, 1);
-    }
-    on_exit(finalize_at_exit, nullptr);  // glibc: the handler learns the exit status
-  });
-}
 
 MPI_Comm& as_comm(void*& p) { return *static_cast<MPI_Comm*>(p); }
 

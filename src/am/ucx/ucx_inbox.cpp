@@ -8,30 +8,19 @@
 #include <memory>
 
 #include "am/mpi/frame_codec.hpp"
+#include "am/recv_block.hpp"
 #include "am/mpi/mpi_transport.hpp"
 #include "am/ucx/ucp_world.hpp"
 
 namespace weft::detail {
 
-/// Received bytes that handlers may hold views into: back to the pool (or
-/// freed) when the last view is done.
-struct ucx_recv_block {
-  std::atomic<std::uint32_t> refs{1};  // the pool's (if pooled), the reader's while reading, one per view
-  std::size_t capacity = 0;
-  std::unique_ptr<std::byte[]> data;
-  static void release(void* p) noexcept {
-    auto* b = static_cast<ucx_recv_block*>(p);
-    if (b->refs.fetch_sub(1, std::memory_order_acq_rel) == 1) delete b;
-  }
-  bool free() const noexcept { return refs.load(std::memory_order_acquire) == 1; }
-};
 
 /// An active message held until its turn comes and its payload is there.
 struct ucx_inbox::arrival {
   std::uint32_t seq = 0;
   bool large = false;
   std::vector<std::byte> descriptor;  // large: its descriptor frame
-  ucx_recv_block* payload = nullptr;  // the frames, or a large message's body and segments
+  recv_block* payload = nullptr;  // the frames, or a large message's body and segments
   std::size_t length = 0;
   void* request = nullptr;  // a rendezvous receive still under way
 };
@@ -66,9 +55,9 @@ ucx_inbox::~ucx_inbox() {
         ucp_request_cancel(worker_, a.request);
         ucp_request_free(a.request);
       }
-      if (a.payload != nullptr) ucx_recv_block::release(a.payload);
+      if (a.payload != nullptr) recv_block::release(a.payload);
     }
-  for (ucx_recv_block* b : pool_) ucx_recv_block::release(b);
+  for (recv_block* b : pool_) recv_block::release(b);
 }
 
 void ucx_inbox::install() {
@@ -86,13 +75,13 @@ void ucx_inbox::install() {
   }
 }
 
-ucx_recv_block* ucx_inbox::block_for(std::size_t n) {
-  for (ucx_recv_block* b : pool_)
+recv_block* ucx_inbox::block_for(std::size_t n) {
+  for (recv_block* b : pool_)
     if (b->capacity >= n && b->free()) {
       b->refs.fetch_add(1, std::memory_order_relaxed);
       return b;
     }
-  auto* b = new ucx_recv_block;  // refs = 1: the caller's
+  auto* b = new recv_block;  // refs = 1: the caller's
   b->capacity = std::max(n, min_block);
   b->data.reset(new std::byte[b->capacity]);
   if (pool_.size() < pool_limit) {
@@ -172,7 +161,7 @@ bool ucx_inbox::settle() {
         read_large(a, static_cast<int>(source));
       } else {
         read_frames({a.payload->data.get(), a.length}, static_cast<int>(source), a.payload);
-        ucx_recv_block::release(a.payload);  // the views taken keep it
+        recv_block::release(a.payload);  // the views taken keep it
       }
       s.held.pop_front();
       --waiting_;
@@ -183,9 +172,9 @@ bool ucx_inbox::settle() {
   return did;
 }
 
-void ucx_inbox::read_frames(std::span<const std::byte> bytes, int source, ucx_recv_block* block) {
+void ucx_inbox::read_frames(std::span<const std::byte> bytes, int source, recv_block* block) {
   if (bytes.empty()) corrupt_from(source, "empty message");
-  ucx_recv_block* copy = nullptr;  // made for the first flattened frame when the bytes are UCP's
+  recv_block* copy = nullptr;  // made for the first flattened frame when the bytes are UCP's
   frame_fields f;
   std::size_t at = 0;
   while (at != bytes.size()) {
@@ -209,9 +198,9 @@ void ucx_inbox::read_frames(std::span<const std::byte> bytes, int source, ucx_re
     for (std::size_t i = 0; i < f.bulk_lens.size(); ++i)
       ool.bulk.emplace_back(bytes.data() + f.bulk_at[i], static_cast<std::size_t>(f.bulk_lens[i]));
     block->refs.fetch_add(1, std::memory_order_relaxed);
-    ool.keep = serialization::owner::borrow(block, &ucx_recv_block::release);
+    ool.keep = serialization::owner::borrow(block, &recv_block::release);
   }
-  if (copy != nullptr) ucx_recv_block::release(copy);
+  if (copy != nullptr) recv_block::release(copy);
 }
 
 void ucx_inbox::read_large(arrival& a, int source) {
@@ -239,7 +228,7 @@ void ucx_inbox::read_large(arrival& a, int source) {
   auto& ool = m.spill();
   for (std::size_t i = 0; i < starts.size(); ++i)
     ool.bulk.emplace_back(base + starts[i], static_cast<std::size_t>(f.bulk_lens[i]));
-  ool.keep = serialization::owner::borrow(a.payload, &ucx_recv_block::release);  // the arrival's reference
+  ool.keep = serialization::owner::borrow(a.payload, &recv_block::release);  // the arrival's reference
   a.payload = nullptr;
 }
 

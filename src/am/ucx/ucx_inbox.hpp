@@ -28,7 +28,7 @@
 
 namespace weft::detail {
 
-struct ucx_recv_block;
+struct recv_block;
 
 /// Active-message ids of the ucx backend.
 inline constexpr unsigned ucx_am_frames = 1;
@@ -67,11 +67,11 @@ class ucx_inbox {
                        const ucp_am_recv_param_t* param);
   /// Reads the frames of one message into ready(); `block` holds `bytes`
   /// (null: they lie in UCP's buffer, and are copied if a frame keeps views).
-  void read_frames(std::span<const std::byte> bytes, int source, ucx_recv_block* block);
+  void read_frames(std::span<const std::byte> bytes, int source, recv_block* block);
   /// Turns a complete large message into ready()'s next.
   void read_large(arrival& a, int source);
   [[noreturn]] void corrupt_from(int source, const char* why) const;
-  ucx_recv_block* block_for(std::size_t n);
+  recv_block* block_for(std::size_t n);
 
   struct source_state;
   ucp_worker_h worker_;
@@ -79,7 +79,7 @@ class ucx_inbox {
   std::vector<source_state> sources_;
   std::size_t waiting_ = 0;  // arrivals held in sources_
   std::vector<am_message> ready_;
-  std::vector<ucx_recv_block*> pool_;
+  std::vector<recv_block*> pool_;
 };
 
 }  // namespace weft::detail
