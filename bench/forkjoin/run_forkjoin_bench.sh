@@ -17,7 +17,10 @@
 # with a progress thread per rank so that a busy victim answers); they run
 # for fib and steal. With MPI one-sided operations, 2x1-mpi-rdma and
 # 2x1-mpi-msg do the same under mpiexec (not in the defaults: add them to
-# CONFIGS_steal / CONFIGS_fib).
+# CONFIGS_steal / CONFIGS_fib). 2x1-mpi-ns1 and 2x1-ucx-ns1 (UCX_TLS=sm,self)
+# run every rank as its own node with the default options, so each
+# backend's own choice of paths and progress for the paths between nodes
+# (bench/forkjoin/run_node_size_bench.sh runs them).
 #
 # Environment: REPS (5), BENCHES ("fib cilksort uts steal"), CONFIGS_<bench>
 # (its configurations, e.g. CONFIGS_steal="2x1-smp-rdma 2x1-smp-msg"), FIB_N (35),
@@ -83,6 +86,10 @@ invoke() {
     2x1-mpi-rdma) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 WEFT_STEAL_RDMA=1 "$MPIEXEC" -n 2 -bind-to core
                        "$bin" "${common[@]}" "${weft[@]}") ;;
     2x1-mpi-msg) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 WEFT_STEAL_RDMA=0 WEFT_PROGRESS=thread "$MPIEXEC" -n 2
+                      -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
+    2x1-mpi-ns1) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 "$MPIEXEC" -n 2 -bind-to core "$bin" "${common[@]}"
+                      "${weft[@]}") ;;
+    2x1-ucx-ns1) cmd=(env WEFT_THREADS=1 WEFT_NODE_SIZE=1 WEFT_BACKEND=ucx UCX_TLS=sm,self "$MPIEXEC" -n 2
                       -bind-to core "$bin" "${common[@]}" "${weft[@]}") ;;
   esac
   echo "${cmd[*]}" >> "$OUT_DIR/commands.txt"

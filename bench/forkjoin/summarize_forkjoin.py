@@ -7,7 +7,8 @@ import statistics
 import sys
 from collections import defaultdict
 
-ORDER = ["serial", "1x1", "1x2", "2x1-smp", "2x1-mpi", "2x1-smp-rdma", "2x1-smp-msg", "2x1-mpi-rdma", "2x1-mpi-msg"]
+ORDER = ["serial", "1x1", "1x2", "2x1-smp", "2x1-mpi", "2x1-smp-rdma", "2x1-smp-msg", "2x1-mpi-rdma", "2x1-mpi-msg",
+         "2x1-mpi-ns1", "2x1-ucx-ns1"]
 rows = list(csv.reader(open(sys.argv[1])))
 reps = sys.argv[2] if len(sys.argv) > 2 else "?"
 data = defaultdict(list)  # (bench, param, metric, config) -> values

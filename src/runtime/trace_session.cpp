@@ -28,7 +28,7 @@ int g_world_size = 1;
 std::string g_backend;
 std::atomic<bool> g_part_written{false};
 
-std::uint64_t clock_now() { return trace::now(); }
+std::uint64_t clock_now() { return trace::monotonic_ns(); }
 
 void take_clock_offset(int rank, std::int64_t offset_ns, std::int64_t rtt_ns) {
   trace::set_clock_offset(rank, offset_ns, rtt_ns);
@@ -58,13 +58,25 @@ void start_trace(process_runtime& rt) {
 
 void sync_trace_clocks(process_runtime& rt) {
   // Only processes of one job started apart have clocks of their own.
-  if (g_path.empty() || static_cast<int>(rt.local.size()) == rt.world_size || rt.first_rank != 0) return;
+  if (static_cast<int>(rt.local.size()) == rt.world_size) return;
+  // Every process records before any process's tasks (or rank 0's clock
+  // samples below) send it a message: a message dispatched before its
+  // receiver started recording would leave its send unpaired. The sum
+  // also tells whether every process traces (every one passes here).
+  const std::uint64_t processes = static_cast<std::uint64_t>(rt.world_size) / rt.local.size();
+  const std::uint64_t tracing = rt.transports[0]->global_sum({g_path.empty() ? 0u : 1u, 0, 0})[0];
+  if (tracing != 0 && tracing != processes && rt.first_rank == 0)
+    std::fprintf(stderr,
+                 "weft: --weft:trace was given to %llu of %llu processes; the file holds only their ranks and "
+                 "their messages to the others stay unpaired\n",
+                 static_cast<unsigned long long>(tracing), static_cast<unsigned long long>(processes));
+  if (g_path.empty() || rt.first_rank != 0) return;
   for (int r = static_cast<int>(rt.local.size()); r < rt.world_size; ++r) {
     std::int64_t best_rtt = std::numeric_limits<std::int64_t>::max(), offset = 0;
     for (int k = 0; k < clock_samples; ++k) {
-      const auto t0 = static_cast<std::int64_t>(trace::now());
+      const auto t0 = static_cast<std::int64_t>(trace::monotonic_ns());
       const auto remote = static_cast<std::int64_t>(weft::async_at(r, &clock_now).get());
-      const auto t1 = static_cast<std::int64_t>(trace::now());
+      const auto t1 = static_cast<std::int64_t>(trace::monotonic_ns());
       if (t1 - t0 < best_rtt) {
         best_rtt = t1 - t0;
         offset = remote - (t0 + t1) / 2;  // its clock minus ours, halfway through the round trip

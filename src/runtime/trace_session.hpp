@@ -9,8 +9,10 @@ struct process_runtime;
 /// Starts the recorder when --weft:trace names a file (before the workers
 /// start; names the calling main thread's row).
 void start_trace(process_runtime& rt);
-/// Rank 0 measures every other process's clock against its own (after the
-/// workers started; mpi only: the ranks of one process share a clock).
+/// In a job of several processes, after the workers started: waits until
+/// every process records (a job-wide sum every process joins, traced or
+/// not), then rank 0 measures every other process's clock against its own
+/// (the ranks of one process share a clock).
 void sync_trace_clocks(process_runtime& rt);
 /// After the workers stopped: writes this process's part; the process of
 /// rank 0 merges every part into the file.

@@ -70,19 +70,22 @@ namespace impl {
 
 void begin(label l) noexcept {
   thread_buffer& b = buffer();
-  if (b.open < 0 && b.records.size() >= limit) [[unlikely]] {
+  const bool fresh = b.open < 0;
+  if (fresh && b.records.size() >= limit) [[unlikely]] {
     ++b.dropped;  // without reading the clock
     return;
   }
-  const std::uint64_t t = now();
+  if (l.fn == nullptr && l.what == kind::task) l.what = std::exchange(b.next, kind::task);
+  const record r{ticks(), 0, reinterpret_cast<std::uintptr_t>(l.fn), 0, -1, record_type::interval,
+                 static_cast<std::uint8_t>(l.what), 0};
   // An interval still open here is a resumption item that jumped straight
   // into the resumed task: the resumed task takes its record.
-  record* r = b.open >= 0 ? &b.records[static_cast<std::size_t>(b.open)] : push(b);
-  if (r == nullptr) return;
-  if (l.fn == nullptr && l.what == kind::task) l.what = std::exchange(b.next, kind::task);
-  *r = record{t, 0, reinterpret_cast<std::uintptr_t>(l.fn), 0, -1, record_type::interval,
-              static_cast<std::uint8_t>(l.what), 0};
-  b.open = r - b.records.data();
+  if (fresh) {
+    b.open = static_cast<std::ptrdiff_t>(b.records.size());
+    b.records.push_back(r);
+  } else {
+    b.records[static_cast<std::size_t>(b.open)] = r;
+  }
   b.renamed = false;  // the label given here replaces any rename
 }
 
@@ -91,7 +94,7 @@ label end() noexcept {
   if (b.open < 0) return {};
   record& r = b.records[static_cast<std::size_t>(b.open)];
   b.open = -1;
-  r.dur = now() - r.t;
+  r.dur = ticks() - r.t;
   if (b.renamed) {
     b.renamed = false;
     return b.before_rename;
@@ -120,14 +123,14 @@ void name_this_interval(kind k) noexcept {
 void comm(record_type type, int peer, std::uint8_t what, std::uint64_t key, std::uint64_t bytes,
           std::uint64_t t0) noexcept {
   thread_buffer& b = buffer();
-  if (record* r = push(b)) *r = record{t0, now() - t0, key, bytes, peer, type, what, 0};
+  if (record* r = push(b)) *r = record{t0, ticks() - t0, key, bytes, peer, type, what, 0};
 }
 
 void steal(int victim_rank, int victim_worker) noexcept {
   thread_buffer& b = buffer();
   b.next = kind::stolen_task;  // the thief runs it next
   if (record* r = push(b))
-    *r = record{now(), 0, 0, static_cast<std::uint64_t>(victim_worker), victim_rank, record_type::steal, 0, 0};
+    *r = record{ticks(), 0, 0, static_cast<std::uint64_t>(victim_worker), victim_rank, record_type::steal, 0, 0};
 }
 
 }  // namespace impl
@@ -139,12 +142,16 @@ void start(std::size_t events_per_thread, int process_rank) {
     others_per_rank.clear();
   }
   ++generation;
+  start_clock();
   limit = events_per_thread;
   default_rank = process_rank;
   enabled.store(true, std::memory_order_relaxed);
 }
 
-void stop() noexcept { enabled.store(false, std::memory_order_relaxed); }
+void stop() noexcept {
+  enabled.store(false, std::memory_order_relaxed);
+  stop_clock();
+}
 
 void name_this_thread(const char* name) {
   if (tls_buffer == nullptr || tls_generation != generation) {

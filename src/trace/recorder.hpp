@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <ctime>
 
+#include "trace/clock.hpp"
+
 namespace weft::trace {
 
 /// True while the recorder runs. Set before the workers start, cleared after
@@ -32,7 +34,7 @@ struct label {
 /// The type of a record.
 enum class record_type : std::uint8_t { interval, send, receive, steal };
 
-/// One event (40 bytes). Interval: [t, t + dur), `a` = label fn, `what` =
+/// One event (40 bytes); times in ticks (clock.hpp). Interval: [t, t + dur), `a` = label fn, `what` =
 /// label kind. Send / receive: the message's handler in `what`, `a` = its
 /// content key (pairs sends with receives), `b` = bytes, `peer` = the other
 /// rank, [t, t + dur) = time spent in the send call or in the dispatch.
@@ -48,13 +50,6 @@ struct record {
   std::uint16_t unused;
 };
 static_assert(sizeof(record) == 40);
-
-/// Nanoseconds of CLOCK_MONOTONIC (inline: read twice per task interval).
-inline std::uint64_t now() noexcept {
-  timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return static_cast<std::uint64_t>(ts.tv_sec) * 1000000000ull + static_cast<std::uint64_t>(ts.tv_nsec);
-}
 
 /// Who the calling thread is: its rank and worker index (worker < 0: not a
 /// worker). Installed by the scheduler; the recorder asks once per thread.
@@ -123,7 +118,7 @@ class message_scope {
       info_ = describe();
       type_ = type;
       peer_ = peer;
-      t0_ = now();
+      t0_ = ticks();
     }
   }
   ~message_scope() {

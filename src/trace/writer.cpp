@@ -24,6 +24,7 @@
 #include <unordered_map>
 
 #include "trace/buffers.hpp"
+#include "trace/clock.hpp"
 #include "trace/control.hpp"
 #include "trace/symbols.hpp"
 
@@ -111,7 +112,7 @@ std::unordered_map<const record*, std::uint64_t> message_ids(const std::vector<t
 
 class part_writer {
  public:
-  explicit part_writer(std::FILE* f) : f_(f) {}
+  explicit part_writer(std::FILE* f) : f_(f), clock_(current_tick_map()) {}
 
   void buffer(const thread_buffer& b, const std::unordered_map<const record*, std::uint64_t>& ids) {
     std::fprintf(f_, "{\"ph\":\"M\",\"name\":\"thread_name\",\"pid\":%d,\"tid\":%d,\"args\":{\"name\":%s}}\n", b.rank,
@@ -120,8 +121,8 @@ class part_writer {
                  b.rank, b.tid, b.tid);
     const std::int64_t offset = offset_of(b.rank);
     for (const record& r : b.records) {
-      const double ts = static_cast<double>(static_cast<std::int64_t>(r.t) - offset) / 1000.0;
-      const double dur = static_cast<double>(r.dur) / 1000.0;
+      const double ts = static_cast<double>(clock_.ns(r.t) - offset) / 1000.0;
+      const double dur = clock_.span(r.dur) / 1000.0;
       switch (r.type) {
         case record_type::interval:
           if (&r == open_record(b)) break;  // still running (a failure path writes mid-run)
@@ -190,6 +191,7 @@ class part_writer {
   }
 
   std::FILE* f_;
+  tick_map clock_;
   std::optional<symbol_table> symbols_;
   std::unordered_map<std::uint64_t, std::string> names_;
 };

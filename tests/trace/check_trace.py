@@ -1,11 +1,11 @@
 #!/usr/bin/env python3
 """Checks a --weft:trace file written by trace_program.
 
-Usage: check_trace.py TRACE RANKS WORKERS CALLS [kinds]
+Usage: check_trace.py TRACE RANKS WORKERS CALLS
 
 RANKS ranks, each with WORKERS worker rows; every rank ran CALLS remote
 calls of traced_remote_square (each one task interval named after it) and
-sent CALLS calls to the next rank; with "kinds", the job ran forked tasks (at least one
+sent CALLS calls to the next rank; the job ran forked tasks (at least one
 interval of kind "forked task") and every rank ran a collective's steps as a
 task (an interval of kind "collective") and, on a device of the next rank, a function
 kernel and a lambda kernel (target kernel intervals named after them). Prints "trace check passed" or the
@@ -16,7 +16,7 @@ import json
 import sys
 
 
-def check(path, ranks, workers, calls, want_kinds=False):
+def check(path, ranks, workers, calls):
     problems = []
     with open(path) as f:
         doc = json.load(f)
@@ -67,9 +67,9 @@ def check(path, ranks, workers, calls, want_kinds=False):
         if sends[(r, (r + 1) % ranks)] < calls:
             problems.append(f"rank {r}: {sends[(r, (r + 1) % ranks)]} calls sent to the next rank, expected {calls}")
 
-    if want_kinds and sum(n for (_, kind), n in kinds.items() if kind == "forked task") == 0:
+    if sum(n for (_, kind), n in kinds.items() if kind == "forked task") == 0:
         problems.append(f"no interval of kind 'forked task' (kinds: {dict(kinds)})")
-    for r in range(ranks if want_kinds else 0):
+    for r in range(ranks):
         if kinds[(r, "collective")] == 0:
             problems.append(f"rank {r}: no interval of kind 'collective'")
         kernels = [e["name"] for e in events
@@ -91,7 +91,7 @@ def check(path, ranks, workers, calls, want_kinds=False):
 
 def main():
     path, ranks, workers, calls = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
-    problems = check(path, ranks, workers, calls, sys.argv[5:6] == ["kinds"])
+    problems = check(path, ranks, workers, calls)
     for p in problems[:20]:
         print("trace check:", p)
     if problems:
