@@ -22,8 +22,8 @@
 # One SPMD program on several rank counts and backends: base_smp_<n>ranks<SUFFIX>
 # (WEFT_RANKS=n in one process) and base_mpi_<n>ranks<SUFFIX> (mpiexec -n n).
 # BACKENDS defaults to both; mpi entries exist only when MPI was found.
-# Each backend also runs one rank count (2 if listed, else 4, else the
-# smallest above 1) with every rank its own node: base_<backend>_<n>ranks<SUFFIX>_ns1,
+# Each backend also runs the rank counts 2 and 4 where listed (neither
+# listed: the smallest above 1) with every rank its own node: base_<backend>_<n>ranks<SUFFIX>_ns1,
 # WEFT_NODE_SIZE=1, label node_size_1 (the paths between nodes, in one
 # process or host); an entry whose ENV sets WEFT_NODE_SIZE=1 gets the label too. NO_NODE_SIZE_VARIANT leaves it out, for a test that is
 # about same-node paths (say why at the call); so does an ENV that sets
@@ -145,14 +145,17 @@ function(weft_spmd_test)
   if(TARGET ${program})
     set(program $<TARGET_FILE:${program}>)
   endif()
-  # The rank count that also runs with every rank its own node (none: no variant).
+  # The rank counts that also run with every rank its own node (none: no
+  # variant): 2 and 4 (a pair, and a ring of several remote peers), else the
+  # smallest above 1.
   set(ns1_ranks "")
   if(NOT S_NO_NODE_SIZE_VARIANT AND NOT S_ENV MATCHES "(^|;)WEFT_NODE_SIZE=")
-    if(2 IN_LIST S_RANKS)
-      set(ns1_ranks 2)
-    elseif(4 IN_LIST S_RANKS)
-      set(ns1_ranks 4)
-    else()
+    foreach(n 2 4)
+      if(n IN_LIST S_RANKS)
+        list(APPEND ns1_ranks ${n})
+      endif()
+    endforeach()
+    if(ns1_ranks STREQUAL "")
       foreach(n IN LISTS S_RANKS)
         if(n GREATER 1 AND (ns1_ranks STREQUAL "" OR n LESS ns1_ranks))
           set(ns1_ranks ${n})
@@ -172,7 +175,7 @@ function(weft_spmd_test)
         set(labels LABELS node_size_1)  # an entry of its own with every rank its own node
       endif()
       _weft_spmd_register(${backend} ${name} ${n} ENV ${S_ENV} ${labels})
-      if(n STREQUAL ns1_ranks)
+      if(n IN_LIST ns1_ranks)
         _weft_spmd_register(${backend} ${name}_ns1 ${n} ENV ${S_ENV} WEFT_NODE_SIZE=1 LABELS node_size_1)
       endif()
     endforeach()

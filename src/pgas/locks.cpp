@@ -1,7 +1,9 @@
 // Distributed locks: the owner's lock_table queues requests in arrival
 // order and grants the lock to one rank at a time. A requester in the
-// owner's process calls the owner's side directly; others send messages
-// (DiOMP's active-message protocol: request, grant, release). In jobs whose
+// owner's process and on its node calls the owner's side directly; others
+// send messages (DiOMP's active-message protocol: request, grant, release),
+// so that with --weft:node-size=1 ranks of one process lock each other as
+// across nodes. In jobs whose
 // ranks do not all map each other's heaps and whose transport has one-sided
 // operations, every lock is instead an MCS queue lock on one-sided atomics
 // (mcs_lock.hpp): one protocol per lock, whoever asks.
@@ -34,9 +36,16 @@ void check_owner(int owner) {
          " ranks)");
 }
 
+/// Rank `r`'s state when the rank of `from` reaches it by direct calls: in
+/// this process and on the same node (transport same_node, as for heaps);
+/// null when they talk by messages.
+rank_pgas* direct_peer(const rank_comm& from, int r) noexcept {
+  return from.transport->same_node(r) ? in_process(r) : nullptr;
+}
+
 /// Tells the requester (token) whether it has the lock.
 void answer(rank_comm& owner, int requester, std::uint64_t token, bool granted) {
-  if (in_process(requester) != nullptr) {
+  if (direct_peer(owner, requester) != nullptr) {
     auto* r = reinterpret_cast<lock_record*>(static_cast<std::uintptr_t>(token));
     r->granted.set_value(granted);
     delete r;
@@ -123,7 +132,7 @@ future<bool> lock_acquire(int owner, std::uint32_t id, bool try_only) {
   auto* r = new lock_record;
   future<bool> f = r->granted.get_future();
   const auto token = static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(r));
-  if (rank_pgas* o = in_process(owner)) {
+  if (rank_pgas* o = direct_peer(comm, owner)) {
     serve_lock_request(*o, comm.rank, id, token, try_only);
   } else {
     send_am(comm, owner, pgas_messages,
@@ -139,7 +148,7 @@ void lock_release(int owner, std::uint32_t id) {
   weft::wait_atomics();
   if (one_sided_locks()) return mcs::release(owner, id);
   rank_comm& comm = weft::pgas::detail::current_comm();
-  if (rank_pgas* o = in_process(owner))
+  if (rank_pgas* o = direct_peer(comm, owner))
     serve_unlock(*o, comm.rank, id);
   else
     send_am(comm, owner, pgas_messages, wire_header{wire_kind::unlock, 0, 0, 0, id, 0, 0, 0});

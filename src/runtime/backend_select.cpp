@@ -5,9 +5,6 @@
 #include <memory>
 #include <utility>
 
-#include <sched.h>
-#include <unistd.h>
-
 #include "am/smp/smp_transport.hpp"
 #if WEFT_HAVE_MPI
 #include "am/mpi/mpi_transport.hpp"
@@ -16,6 +13,7 @@
 #include "am/ucx/ucx_transport.hpp"
 #endif
 #include "runtime/launcher.hpp"
+#include "runtime/progress_drive.hpp"
 #include "runtime/runtime_state.hpp"
 #include "sched/fence.hpp"
 #include "sched/topology.hpp"
@@ -120,41 +118,21 @@ void make_schedulers(process_runtime& rt, int ranks_here, int threads_per_rank, 
   }
 }
 
-/// Drives one transport from a dedicated thread (--weft:progress=thread):
-/// polls while there is traffic, then backs off to yielding and short naps
-/// so an idle job does not burn a core.
-void progress_loop(am_transport* t, const std::atomic<bool>* stop) {
-  // This thread acts for the transport's rank: weft::rank() and the rank
-  // named in fatal messages are that rank's, not the process's first.
-  home_scheduler() = t->owner;
-  int idle = 0;
-  while (!stop->load(std::memory_order_acquire)) {
-    if (t->progress()) {
-      idle = 0;
-    } else if (++idle < 2000) {
-      cpu_relax();
-    } else if (idle < 2100) {
-      sched_yield();
-    } else {
-      usleep(20);
-    }
-  }
-}
-
-/// Connects rank context i to its scheduler and transport. Progress mode
-/// worker (the default on both backends, see docs/DISTRIBUTED.md): idle and
-/// periodically busy workers poll the transport; thread: a dedicated thread.
-void wire_rank(process_runtime& rt, int i) {
+/// Connects rank context i to its scheduler and transport, and starts the
+/// drive --weft:progress chooses for it (progress_drive.hpp): workers
+/// polling (idle ones, and busy ones every 64th scheduling decision), a
+/// dedicated thread, or both.
+void wire_rank(process_runtime& rt, int i, const progress_drive& drive) {
   scheduler* s = rt.local[static_cast<std::size_t>(i)].get();
   rank_comm* c = rt.comms[static_cast<std::size_t>(i)].get();
   am_transport* t = rt.transports[static_cast<std::size_t>(i)].get();
   c->transport = t;
   t->owner = s;
   s->comm = c;
-  if (rt.opts.progress == "thread")
-    rt.progress_threads.emplace_back(progress_loop, t, &rt.stop_progress);
-  else
-    s->idle_poll = [t] { return t->progress(); };
+  if (drive.workers) s->idle_poll = [t] { return t->progress(); };
+  if (drive.thread)
+    rt.progress_threads.emplace_back(progress_loop, t, &rt.stop_progress,
+                                     naps_for(drive, s->options().idle_nap_ns));
 }
 
 void start_smp(process_runtime& rt) {
@@ -169,7 +147,7 @@ void start_smp(process_runtime& rt) {
     rt.transports.push_back(world->make_transport(r));
     world->attach(r, rt.local[static_cast<std::size_t>(r)].get(), &am_dispatch, rt.comms.back().get());
     rt.transports.back()->attach_publisher(*rt.local[static_cast<std::size_t>(r)]);
-    wire_rank(rt, r);
+    wire_rank(rt, r, choose_progress_drive(o.progress, remote_paths_of(*rt.transports.back())));
   }
   rt.backend_state = world;
 }
@@ -231,15 +209,16 @@ void start_one_rank_per_process(process_runtime& rt, std::unique_ptr<Transport> 
   rt.comms.push_back(std::make_unique<rank_comm>(t->rank(), t->size(), rt.local[0].get()));
   t->set_context(rt.comms[0].get());
   if (const am_transport::abort_fn abort = t->job_abort()) rt.abort_job = abort;
+  const progress_drive drive = choose_progress_drive(rt.opts.progress, remote_paths_of(*t));
   // Worker-driven progress: a task's messages leave as soon as it ends or
   // waits, not at the worker's next poll (mpi_transport::flush).
-  if (rt.opts.progress != "thread") {
+  if (drive.workers) {
     t->attach_publisher(*rt.local[0]);
     // Same-node senders wake this rank's sleeping workers (sched/sleep_slot.hpp).
     if (sleep_slot* slot = t->node_sleep_slot()) rt.local[0]->sleep_in(*slot, true);
   }
   rt.transports.push_back(std::move(t));
-  wire_rank(rt, 0);
+  wire_rank(rt, 0, drive);
 }
 
 /// --weft:ranks is for smp: under a launcher the launcher says how many.

@@ -43,7 +43,12 @@ const std::vector<option_def>& runtime_table() {
                   "1: allow --weft:backend=smp in a process a launcher started as one of several; each process "
                   "then runs a separate job (refused otherwise)"),
       choice_option("progress", &o.progress, {"auto", "thread", "worker"},
-                    "who drives communication: a dedicated progress thread, or idle workers (auto: worker)"),
+                    "who drives communication: worker: the workers (idle ones, busy ones between tasks); "
+                    "thread: a dedicated progress thread per rank instead; auto: the workers, plus a napping "
+                    "progress thread per rank when some rank is on another node (see node-size) and the "
+                    "transport has no one-sided operations that need no action of the target (mpi and ucx "
+                    "unless --weft:mpi-rma=on / --weft:ucx-rma=on), so that a rank whose workers are all busy "
+                    "still answers messages from other nodes"),
       size_option("stack", &o.stack_size, 16 * KiB, GiB, "fiber stack size"),
       size_option("eager", &o.eager_threshold, KiB, max_eager_message,
                   "mpi: largest message sent copied through reused buffers; larger ones send their large "

@@ -26,7 +26,7 @@ struct process_runtime {
   std::shared_ptr<void> backend_state;               // the backend's own objects
   std::function<void(int)> abort_job;                // ends every rank (mpi: MPI_Abort)
   std::function<void()> shutdown;                    // backend teardown after workers stop
-  std::vector<std::thread> progress_threads;         // --weft:progress=thread: one per transport
+  std::vector<std::thread> progress_threads;         // one per transport whose drive has a thread (progress_drive.hpp)
   std::atomic<bool> stop_progress{false};
 };
 
