@@ -21,7 +21,7 @@ frame_plan plan_frame(const am_message& m, std::size_t eager_limit, std::size_t 
   const std::size_t body = m.body_bytes().size();
   const std::size_t n_bulk = m.bulk_count();
   frame_plan p;
-  if (n_bulk == 0 && body <= compact_body_max && static_cast<unsigned>(m.handler) <= compact_handler_max) {
+  if (fits_compact(m)) {
     p.compact = true;
     p.most_bytes = sizeof(wire_compact_prefix) + header + body;
     return p;
@@ -45,12 +45,7 @@ void write_frame(wire_buffer& out, const am_message& m, const frame_plan& plan) 
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
   if (plan.compact) {
-    const wire_compact_prefix pre{static_cast<std::uint8_t>(wire_compact_magic | static_cast<unsigned>(m.handler)),
-                                  static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(bytes.size())};
-    std::byte* w = out.grow(plan.most_bytes);
-    std::memcpy(w, &pre, sizeof pre);
-    if (!header.empty()) std::memcpy(w + sizeof pre, header.data(), header.size());
-    if (!bytes.empty()) std::memcpy(w + sizeof pre + header.size(), bytes.data(), bytes.size());
+    write_compact_frame(out, m);
     return;
   }
   // The frame's exact size, with each flattened segment aligned relative to
