@@ -2,18 +2,13 @@
 
 namespace weft::detail {
 
-std::byte* wire_buffer::grow(std::size_t n) {
-  if (size_ + n > cap_) {
-    std::size_t cap = cap_ < 4096 ? 4096 : cap_;
-    while (cap < size_ + n) cap *= 2;
-    std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
-    if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
-    data_ = std::move(bigger);
-    cap_ = cap;
-  }
-  std::byte* at = data_.get() + size_;
-  size_ += n;
-  return at;
+void wire_buffer::reserve_for(std::size_t n) {
+  std::size_t cap = cap_ < 4096 ? 4096 : cap_;
+  while (cap < size_ + n) cap *= 2;
+  std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
+  if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
+  data_ = std::move(bigger);
+  cap_ = cap;
 }
 
 frame_plan plan_frame(const am_message& m, std::size_t eager_limit, std::size_t recv_size) noexcept {

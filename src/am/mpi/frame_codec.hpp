@@ -77,9 +77,17 @@ class wire_buffer {
   bool empty() const noexcept { return size_ == 0; }
   void clear() noexcept { size_ = 0; }
   /// Appends n uninitialized bytes; returns where they start.
-  std::byte* grow(std::size_t n);
+  std::byte* grow(std::size_t n) {
+    if (size_ + n > cap_) [[unlikely]]
+      reserve_for(n);
+    std::byte* at = data_.get() + size_;
+    size_ += n;
+    return at;
+  }
 
  private:
+  void reserve_for(std::size_t n);  // room for n more bytes
+
   std::unique_ptr<std::byte[]> data_;
   std::size_t size_ = 0, cap_ = 0;
 };
@@ -117,6 +125,10 @@ inline void write_compact_frame(wire_buffer& out, const am_message& m) {
                                 static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(body.size())};
   std::byte* w = out.grow(sizeof pre + header.size() + body.size());
   std::memcpy(w, &pre, sizeof pre);
+  if (body.data() == header.data() + header.size()) {  // an inline body follows its header: one copy
+    std::memcpy(w + sizeof pre, header.data(), header.size() + body.size());
+    return;
+  }
   if (!header.empty()) std::memcpy(w + sizeof pre, header.data(), header.size());
   if (!body.empty()) std::memcpy(w + sizeof pre + header.size(), body.data(), body.size());
 }

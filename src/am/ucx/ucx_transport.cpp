@@ -153,7 +153,7 @@ void ucx_transport::send(int dest, am_message&& m) {
                             std::to_string(max_segments_) + " on the ucx backend)");
   impl& p = *p_;
   worker* w = publishing_ ? current_worker() : nullptr;
-  if (w != nullptr && w->sched == owner && dest != rank_) {
+  if (w != nullptr && w->sched == owner) {
     // As on mpi: when this worker has nothing else to run, a task's first
     // message goes to UCP at once; later ones leave together when the task
     // ends, waits or yields. Either way, if nothing is queued ahead of it
@@ -162,7 +162,7 @@ void ucx_transport::send(int dest, am_message&& m) {
     // queue); gathered ones wait there for the task's publish (flush_now)
     // or the next progress pass.
     const bool first = !std::exchange(w->unpublished_sends, true);
-    if (p.queued.load(std::memory_order_acquire) == 0) {
+    if (dest != rank_ && p.queued.load(std::memory_order_acquire) == 0) {
       std::unique_lock lock(p.world.lock, std::try_to_lock);
       if (lock.owns_lock() && p.queued.load(std::memory_order_acquire) == 0) {
         take(dest, std::move(m));
