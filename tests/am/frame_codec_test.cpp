@@ -213,3 +213,50 @@ TEST(FrameCodec, ForgedLengthsAreRefused) {
   EXPECT_STREQ(refusal_with_word(make(8, 300, {64}), lens_at, wire_length_max + 1), "bulk segment length out of range");
   EXPECT_STREQ(refusal_with_word(make(8, 300, {64}), lens_at, 65), "flattened segments exceed the message");
 }
+
+// read_compact_frame (the receivers' fast path) reads exactly what
+// read_frame reads for a compact frame, and leaves everything else,
+// truncated or corrupt compact frames included, to read_frame.
+TEST(FrameCodec, CompactReaderAgreesWithReadFrame) {
+  std::vector<sample> samples = {make(8, 24), make(0, 0), make(32, 255), make(16, 300), make(8, 8, {64})};
+  samples[1].handler = am_handler::reply;
+  wire_buffer out;
+  std::vector<frame_plan> plans;
+  for (const auto& s : samples) plans.push_back(append(out, s));
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < samples.size(); ++i) {
+    std::size_t fast_at = at;
+    compact_frame c;
+    const bool fast = read_compact_frame(view(out), fast_at, c);
+    EXPECT_EQ(fast, plans[i].compact) << "frame " << i;
+    frame_fields f;
+    std::size_t general_at = at;
+    ASSERT_EQ(read_frame(view(out), general_at, f), nullptr);
+    if (fast) {
+      EXPECT_EQ(fast_at, general_at);
+      EXPECT_EQ(c.handler, f.handler);
+      EXPECT_EQ(c.header_at, f.header_at);
+      EXPECT_EQ(c.header_len, f.header_len);
+      EXPECT_EQ(c.body_at, f.body_at);
+      EXPECT_EQ(c.body_len, f.body_len);
+    } else {
+      EXPECT_EQ(fast_at, at);  // untouched
+    }
+    at = general_at;
+  }
+  EXPECT_EQ(at, out.size());
+}
+
+TEST(FrameCodec, CompactReaderRefusesTruncatedAndCorruptFrames) {
+  wire_buffer out;
+  append(out, make(24, 8));
+  for (std::size_t n = 0; n < out.size(); ++n) {
+    std::size_t at = 0;
+    compact_frame c;
+    EXPECT_FALSE(read_compact_frame(std::span<const std::byte>(out.data(), n), at, c)) << "cut at " << n;
+  }
+  out.data()[1] = std::byte{static_cast<unsigned char>(am_header_capacity + 1)};  // header_len
+  std::size_t at = 0;
+  compact_frame c;
+  EXPECT_FALSE(read_compact_frame(view(out), at, c));
+}

@@ -2,18 +2,13 @@
 
 namespace weft::detail {
 
-std::byte* wire_buffer::grow(std::size_t n) {
-  if (size_ + n > cap_) {
-    std::size_t cap = cap_ < 4096 ? 4096 : cap_;
-    while (cap < size_ + n) cap *= 2;
-    std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
-    if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
-    data_ = std::move(bigger);
-    cap_ = cap;
-  }
-  std::byte* at = data_.get() + size_;
-  size_ += n;
-  return at;
+void wire_buffer::reserve_for(std::size_t n) {
+  std::size_t cap = cap_ < 4096 ? 4096 : cap_;
+  while (cap < size_ + n) cap *= 2;
+  std::unique_ptr<std::byte[]> bigger(new std::byte[cap]);
+  if (size_ != 0) std::memcpy(bigger.get(), data_.get(), size_);
+  data_ = std::move(bigger);
+  cap_ = cap;
 }
 
 frame_plan plan_frame(const am_message& m, std::size_t eager_limit, std::size_t recv_size) noexcept {
@@ -21,7 +16,7 @@ frame_plan plan_frame(const am_message& m, std::size_t eager_limit, std::size_t 
   const std::size_t body = m.body_bytes().size();
   const std::size_t n_bulk = m.bulk_count();
   frame_plan p;
-  if (n_bulk == 0 && body <= compact_body_max && static_cast<unsigned>(m.handler) <= compact_handler_max) {
+  if (fits_compact(m)) {
     p.compact = true;
     p.most_bytes = sizeof(wire_compact_prefix) + header + body;
     return p;
@@ -45,12 +40,7 @@ void write_frame(wire_buffer& out, const am_message& m, const frame_plan& plan) 
   const auto bytes = m.body_bytes();
   const std::size_t n_bulk = m.bulk_count();
   if (plan.compact) {
-    const wire_compact_prefix pre{static_cast<std::uint8_t>(wire_compact_magic | static_cast<unsigned>(m.handler)),
-                                  static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(bytes.size())};
-    std::byte* w = out.grow(plan.most_bytes);
-    std::memcpy(w, &pre, sizeof pre);
-    if (!header.empty()) std::memcpy(w + sizeof pre, header.data(), header.size());
-    if (!bytes.empty()) std::memcpy(w + sizeof pre + header.size(), bytes.data(), bytes.size());
+    write_compact_frame(out, m);
     return;
   }
   // The frame's exact size, with each flattened segment aligned relative to

@@ -77,9 +77,17 @@ class wire_buffer {
   bool empty() const noexcept { return size_ == 0; }
   void clear() noexcept { size_ = 0; }
   /// Appends n uninitialized bytes; returns where they start.
-  std::byte* grow(std::size_t n);
+  std::byte* grow(std::size_t n) {
+    if (size_ + n > cap_) [[unlikely]]
+      reserve_for(n);
+    std::byte* at = data_.get() + size_;
+    size_ += n;
+    return at;
+  }
 
  private:
+  void reserve_for(std::size_t n);  // room for n more bytes
+
   std::unique_ptr<std::byte[]> data_;
   std::size_t size_ = 0, cap_ = 0;
 };
@@ -93,6 +101,13 @@ struct frame_plan {
   std::size_t most_bytes = 0;  // the frame's length at most, whatever its alignment
 };
 
+/// Whether `m` travels as a compact frame (3-byte prefix; no segments, a
+/// short body, a low handler id): most remote calls and their replies.
+inline bool fits_compact(const am_message& m) noexcept {
+  return m.bulk_count() == 0 && m.body_bytes().size() <= compact_body_max &&
+         static_cast<unsigned>(m.handler) <= compact_handler_max;
+}
+
 /// Lays out `m`: segments are flattened when the whole frame stays within
 /// `eager_limit`; a body is sent apart when the frame would not fit in a
 /// receive of `recv_size` bytes.
@@ -101,6 +116,48 @@ frame_plan plan_frame(const am_message& m, std::size_t eager_limit, std::size_t 
 /// Appends `m`'s frame as `plan` says (from plan_frame with the same `m`).
 /// Segments and a body that travel apart are not copied: only their lengths.
 void write_frame(wire_buffer& out, const am_message& m, const frame_plan& plan);
+
+/// Appends `m`'s compact frame (fits_compact(m)); write_frame's compact case.
+inline void write_compact_frame(wire_buffer& out, const am_message& m) {
+  const auto header = m.header_bytes();
+  const auto body = m.body_bytes();
+  const wire_compact_prefix pre{static_cast<std::uint8_t>(wire_compact_magic | static_cast<unsigned>(m.handler)),
+                                static_cast<std::uint8_t>(header.size()), static_cast<std::uint8_t>(body.size())};
+  std::byte* w = out.grow(sizeof pre + header.size() + body.size());
+  std::memcpy(w, &pre, sizeof pre);
+  if (body.data() == header.data() + header.size()) {  // an inline body follows its header: one copy
+    std::memcpy(w + sizeof pre, header.data(), header.size() + body.size());
+    return;
+  }
+  if (!header.empty()) std::memcpy(w + sizeof pre, header.data(), header.size());
+  if (!body.empty()) std::memcpy(w + sizeof pre + header.size(), body.data(), body.size());
+}
+
+/// A compact frame as read (offsets into its message).
+struct compact_frame {
+  std::uint8_t handler = 0;
+  std::size_t header_at = 0, header_len = 0, body_at = 0, body_len = 0;
+};
+
+/// Reads the frame at `at` if it is a well-formed compact one (moving `at`
+/// past it), without read_frame's general path; false: anything else
+/// (another kind of frame, or bytes read_frame refuses), for read_frame.
+inline bool read_compact_frame(std::span<const std::byte> message, std::size_t& at, compact_frame& f) noexcept {
+  const std::size_t size = message.size();
+  if (at >= size || size - at < sizeof(wire_compact_prefix)) return false;
+  wire_compact_prefix cp;
+  std::memcpy(&cp, message.data() + at, sizeof cp);
+  if ((cp.tag & wire_compact_mask) != wire_compact_magic || cp.header_len > am_header_capacity) return false;
+  const std::size_t header_at = at + sizeof cp;
+  if (std::size_t{cp.header_len} + cp.body_len > size - header_at) return false;
+  f.handler = static_cast<std::uint8_t>(cp.tag & ~wire_compact_mask);
+  f.header_at = header_at;
+  f.header_len = cp.header_len;
+  f.body_at = header_at + cp.header_len;
+  f.body_len = cp.body_len;
+  at = f.body_at + cp.body_len;
+  return true;
+}
 
 /// One frame as read, by offsets into the message it was read from (they
 /// stay valid in a copy of that message).

@@ -57,10 +57,8 @@ ucp_world::~ucp_world() {
   if (context_ != nullptr) ucp_cleanup(context_);
 }
 
-ucp_ep_h ucp_world::ep(int rank) {
+ucp_ep_h ucp_world::connect_to(int rank) {
   ucp_ep_h& e = eps_[static_cast<std::size_t>(rank)];
-  if (e != nullptr) [[likely]]
-    return e;
   ucp_ep_params_t p{};
   p.field_mask = UCP_EP_PARAM_FIELD_REMOTE_ADDRESS;
   p.address = reinterpret_cast<const ucp_address_t*>(addresses_[static_cast<std::size_t>(rank)].data());

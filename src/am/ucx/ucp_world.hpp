@@ -30,7 +30,10 @@ class ucp_world {
   /// this one from then on: its active-message handlers are set before.
   void connect();
   /// The endpoint to `rank` (created on first use). With `lock` held.
-  ucp_ep_h ep(int rank);
+  ucp_ep_h ep(int rank) {
+    const ucp_ep_h e = eps_[static_cast<std::size_t>(rank)];
+    return e != nullptr ? e : connect_to(rank);
+  }
   /// Waits for `request` (a ucp_*_nbx result) to complete, taking `lock`
   /// for each progress call and dropping it between them (other threads
   /// send and progress meanwhile), then frees it. `lock` not held.
@@ -43,6 +46,8 @@ class ucp_world {
   spin_mutex lock;  // held around every UCP call
 
  private:
+  ucp_ep_h connect_to(int rank);
+
   mpi_bootstrap& boot_;
   ucp_context_h context_ = nullptr;
   ucp_worker_h worker_ = nullptr;

@@ -143,8 +143,7 @@ ucs_status_t ucx_inbox::receive(unsigned id, std::span<const std::byte> header, 
   return UCS_OK;
 }
 
-bool ucx_inbox::settle() {
-  if (waiting_ == 0) return false;
+bool ucx_inbox::settle_held() {
   bool did = false;
   for (std::size_t source = 0; source < sources_.size(); ++source) {
     source_state& s = sources_[source];
@@ -178,6 +177,14 @@ void ucx_inbox::read_frames(std::span<const std::byte> bytes, int source, recv_b
   frame_fields f;
   std::size_t at = 0;
   while (at != bytes.size()) {
+    if (compact_frame c; read_compact_frame(bytes, at, c)) [[likely]] {  // most calls and replies
+      am_message& m = ready_.emplace_back();
+      m.source = source;
+      m.handler = static_cast<am_handler>(c.handler);
+      m.set_header(bytes.data() + c.header_at, c.header_len);
+      m.set_body_bytes(bytes.data() + c.body_at, c.body_len);
+      continue;
+    }
     if (const char* why = read_frame(bytes, at, f)) corrupt_from(source, why);
     if (f.body_apart || (!f.bulk_lens.empty() && !f.flattened))
       corrupt_from(source, "a frame with parts sent apart in a frames message");

@@ -54,12 +54,13 @@ class ucx_inbox {
   void install();
   /// Moves messages whose payload has arrived, in order, to ready(); true
   /// if any (with the UCP lock held, after a progress call).
-  bool settle();
+  bool settle() { return waiting_ != 0 && settle_held(); }
   /// Messages ready for the dispatcher, in per-sender order.
   std::vector<am_message>& ready() noexcept { return ready_; }
 
  private:
   struct arrival;
+  bool settle_held();
   template <unsigned id>
   static ucs_status_t on_active_message(void* self, const void* header, std::size_t header_length, void* data,
                                         std::size_t length, const ucp_am_recv_param_t* param);

@@ -55,6 +55,9 @@ struct ucx_transport::impl {
   spin_mutex queue_mutex;  // held for a push or a swap
   std::vector<outgoing> queue;  // filled by send(), drained under the UCP lock
   std::atomic<std::size_t> queued{0};
+  // Frames in `building` that wait for a flush (send() wrote them there
+  // under the UCP lock); written with that lock held.
+  std::atomic<bool> gathered{false};
   std::vector<outgoing> draining;
   std::vector<wire_buffer> building;  // by rank: frames gathered in this pass
   std::vector<int> touched;           // ranks with frames in `building`
@@ -152,15 +155,19 @@ void ucx_transport::send(int dest, am_message&& m) {
   worker* w = publishing_ ? current_worker() : nullptr;
   if (w != nullptr && w->sched == owner) {
     // As on mpi: when this worker has nothing else to run, a task's first
-    // message goes to UCP at once (if nothing is queued ahead of it and no
-    // other thread holds the UCP lock); later ones leave together when the
-    // task ends or waits.
+    // message goes to UCP at once; later ones leave together when the task
+    // ends, waits or yields. Either way, if nothing is queued ahead of it
+    // and no other thread holds the UCP lock, the message is written
+    // straight into the frames for its destination (no trip through the
+    // queue); gathered ones wait there for the task's publish (flush_now)
+    // or the next progress pass.
     const bool first = !std::exchange(w->unpublished_sends, true);
-    if (first && dest != rank_ && p.queued.load(std::memory_order_acquire) == 0 && !owner->has_local_work(*w)) {
+    if (dest != rank_ && p.queued.load(std::memory_order_acquire) == 0) {
       std::unique_lock lock(p.world.lock, std::try_to_lock);
       if (lock.owns_lock() && p.queued.load(std::memory_order_acquire) == 0) {
         take(dest, std::move(m));
-        send_touched();
+        if (first && !owner->has_local_work(*w)) send_touched();
+        else p.gathered.store(!p.touched.empty(), std::memory_order_relaxed);
         return;
       }
     }
@@ -171,15 +178,24 @@ void ucx_transport::send(int dest, am_message&& m) {
 }
 
 void ucx_transport::take(int dest, am_message&& m) {
-  impl& p = *p_;
+  if (fits_compact(m)) [[likely]] {  // most calls and replies: nothing to plan
+    write_compact_frame(frames_for(dest, sizeof(wire_compact_prefix) + m.header_bytes().size() + m.body_bytes().size()),
+                        m);
+    return;
+  }
   const frame_plan plan = plan_frame(m, eager_limit_, ~std::size_t{0});
   if (!plan.compact && !plan.flatten) {
     send_frames(dest);  // the frames before it keep their place
     send_large(dest, std::move(m));
     return;
   }
+  write_frame(frames_for(dest, plan.most_bytes), m, plan);
+}
+
+wire_buffer& ucx_transport::frames_for(int dest, std::size_t most_bytes) {
+  impl& p = *p_;
   wire_buffer& b = p.building[static_cast<std::size_t>(dest)];
-  if (!b.empty() && b.size() + plan.most_bytes > coalesce_limit_) send_frames(dest);
+  if (!b.empty() && b.size() + most_bytes > coalesce_limit_) send_frames(dest);
   if (b.empty()) {
     if (!p.spare.empty()) {
       b = std::move(p.spare.back());
@@ -188,7 +204,7 @@ void ucx_transport::take(int dest, am_message&& m) {
     }
     p.touched.push_back(dest);
   }
-  write_frame(b, m, plan);
+  return b;
 }
 
 void ucx_transport::send_frames(int dest) {
@@ -264,17 +280,22 @@ void ucx_transport::send_large(int dest, am_message&& m) {
 
 bool ucx_transport::send_queued() {
   impl& p = *p_;
-  if (p.queued.load(std::memory_order_acquire) == 0) return false;
-  {
-    std::lock_guard q(p.queue_mutex);
-    p.draining.swap(p.queue);
-    p.queued.store(0, std::memory_order_relaxed);
+  const bool gathered = p.gathered.load(std::memory_order_relaxed);
+  if (p.queued.load(std::memory_order_acquire) == 0) {
+    if (!gathered) return false;
+  } else {
+    {
+      std::lock_guard q(p.queue_mutex);
+      p.draining.swap(p.queue);
+      p.queued.store(0, std::memory_order_relaxed);
+    }
+    // Behind what send() gathered: each sender's order holds.
+    for (auto& o : p.draining) {
+      if (o.dest == rank_) p.loopback.push_back(std::move(o.msg));
+      else take(o.dest, std::move(o.msg));
+    }
+    p.draining.clear();
   }
-  for (auto& o : p.draining) {
-    if (o.dest == rank_) p.loopback.push_back(std::move(o.msg));
-    else take(o.dest, std::move(o.msg));
-  }
-  p.draining.clear();
   send_touched();
   return true;
 }
@@ -283,6 +304,7 @@ void ucx_transport::send_touched() {
   impl& p = *p_;
   for (const int dest : p.touched) send_frames(dest);
   p.touched.clear();
+  p.gathered.store(false, std::memory_order_relaxed);
 }
 
 bool ucx_transport::retire_sends() {
@@ -311,9 +333,12 @@ bool ucx_transport::progress() {
 
 bool ucx_transport::progress_locked() {
   impl& p = *p_;
-  bool did = send_queued();
+  // Most polls find nothing: each step is called only when it has work
+  // (an idle worker's poll is what the next message waits behind).
+  bool did = (p.queued.load(std::memory_order_acquire) != 0 || p.gathered.load(std::memory_order_relaxed)) &&
+             send_queued();
   did |= ucp_worker_progress(p.world.worker()) != 0;
-  did |= retire_sends();
+  if (!p.sends.empty()) did |= retire_sends();
   did |= p.inbox.settle();
   std::size_t n = 0;
   auto& ready = p.inbox.ready();
@@ -341,7 +366,7 @@ void ucx_transport::attach_publisher(scheduler& s) noexcept {
 }
 
 void ucx_transport::flush_now() {
-  if (p_->queued.load(std::memory_order_acquire) == 0) return;
+  if (p_->queued.load(std::memory_order_acquire) == 0 && !p_->gathered.load(std::memory_order_relaxed)) return;
   std::unique_lock lock(p_->world.lock, std::try_to_lock);
   if (lock.owns_lock()) send_queued();  // else the holder's pass sends them
 }

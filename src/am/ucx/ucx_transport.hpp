@@ -1,13 +1,17 @@
 // Internal: the transport of the ucx backend (one rank per process, started
 // by mpiexec or srun like the mpi backend; --weft:backend=ucx).
 //
-// Remote calls travel as UCP active messages. As on mpi, senders only
-// append to an outgoing queue and whichever thread holds the UCP lock (an
-// idle worker polling, a task's publish hook, the progress thread) hands
-// the queue to UCP: the worker runs UCS_THREAD_MODE_SERIALIZED and many
-// worker threads never contend inside UCX. Small messages are frames of the
-// mpi backend's format (am/mpi/frame_codec.hpp), those queued for one rank
-// in one pass coalesced into one active message; a message too large to
+// Remote calls travel as UCP active messages. As on mpi, senders append
+// to an outgoing queue and whichever thread holds the UCP lock (an idle
+// worker polling, a task's publish hook, the progress thread) hands the
+// queue to UCP: the worker runs UCS_THREAD_MODE_SERIALIZED and many worker
+// threads never contend inside UCX. A worker's task that finds the lock
+// free and nothing queued skips the queue: it writes its frame straight
+// into the frames for the destination (and sends them at once if it is the
+// task's first message and the worker has nothing else to run). Small
+// messages are frames of the mpi backend's format (am/mpi/frame_codec.hpp),
+// those gathered for one rank in one pass coalesced into one active
+// message; a message too large to
 // flatten sends its descriptor frame as the active message's header and
 // its body and bulk segments zero-copy as the payload (an iov), which UCP
 // moves by rendezvous when it is long. The receiver keeps each sender's
@@ -25,6 +29,8 @@
 #include "am/message.hpp"
 
 namespace weft::detail {
+
+class wire_buffer;
 
 /// What the runtime hands the transport, from its options.
 struct ucx_transport_settings {
@@ -78,10 +84,14 @@ class ucx_transport final : public am_transport {
  private:
   struct impl;
   bool progress_locked();
-  /// Hands the queue to UCP; true if anything was queued.
+  /// Hands the queue and the frames send() gathered to UCP; true if there
+  /// were any.
   bool send_queued();
   /// Adds `m` to the frames for its destination, or sends it as a large message.
   void take(int dest, am_message&& m);
+  /// The frames gathered for `dest` in this pass, with room for a frame of
+  /// `most_bytes` within the coalescing limit (sending them first if not).
+  wire_buffer& frames_for(int dest, std::size_t most_bytes);
   /// Sends the frames gathered for `dest` (if any) as one active message.
   void send_frames(int dest);
   /// send_frames for every rank take() gathered frames for.
