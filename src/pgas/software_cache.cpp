@@ -1,9 +1,11 @@
 #include "pgas/software_cache.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include <sys/mman.h>
 #include <unistd.h>
@@ -11,6 +13,7 @@
 #include "pgas/state.hpp"
 #include "rma/racing_reads.hpp"
 #include "weft/pgas.hpp"
+#include "weft/this_task.hpp"
 
 namespace weft::pgas::detail {
 
@@ -22,6 +25,9 @@ future<void> all_of(std::vector<future<void>>&& fs) {
   if (fs.empty()) return make_ready_future();
   return when_all(std::move(fs)).then([](auto f) { f.get(); });
 }
+
+/// How long a checkout waits for a slot while every slot is pinned.
+constexpr double full_cache_wait_s = 10;
 
 std::string sys_error(const char* call) { return std::string(call) + " failed: " + std::strerror(errno); }
 
@@ -116,6 +122,33 @@ std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t blo
   return best;
 }
 
+std::optional<int> software_cache::pin_blocks(int target, std::uint64_t first, std::uint64_t offset,
+                                             std::size_t bytes, std::vector<std::uint32_t>& held) {
+  const std::size_t block = config_.block;
+  for (std::size_t k = 0; k < held.size(); ++k) {
+    const auto it = where_.find(key(target, first + k));
+    const std::optional<std::uint32_t> i = it != where_.end() ? std::optional(it->second) : claim(target, first + k);
+    if (!i) {
+      // None or all: a checkout holding part of its blocks while it waits
+      // could keep another from ever getting all of its own.
+      for (std::size_t j = 0; j < k; ++j) {
+        slot& s = slots_[held[j]];
+        s.checked_out.pop_back();
+        --s.pins;
+      }
+      int pinned = 0;
+      for (const slot& s : slots_) pinned += s.pins != 0;
+      return pinned;
+    }
+    held[k] = *i;
+    slot& s = slots_[*i];
+    ++s.pins;
+    s.checked_out.push_back(part_in_block(offset, bytes, (first + k) * block, block));
+    s.last_use = ++clock_;
+  }
+  return std::nullopt;
+}
+
 void software_cache::write_back(std::uint32_t i) {
   slot& s = slots_[i];
   const std::uint64_t at = s.block * config_.block;
@@ -143,22 +176,31 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
     std::lock_guard g(mutex_);
     map_storage();
     ++stats_.cached_checkouts;
-    for (std::size_t k = 0; k < n; ++k) {
-      const auto it = where_.find(key(target, first + k));
-      const std::optional<std::uint32_t> i = it != where_.end() ? std::optional(it->second) : claim(target, first + k);
-      if (!i) {
-        int pinned = 0;
-        for (const slot& s : slots_) pinned += s.pins != 0;
-        fail(describe(target, offset, bytes) + ": needs " + std::to_string(n) + " cache blocks, but live checkouts of rank " +
-             std::to_string(me_) + " hold " + std::to_string(pinned) + " of its " + std::to_string(slots_.size()) +
-             " (check some in first, or raise --weft:cache-size)");
-      }
-      held[k] = *i;
-      slot& s = slots_[*i];
-      ++s.pins;
-      s.checked_out.push_back(part_in_block(offset, bytes, (first + k) * block, block));
-      s.last_use = ++clock_;
+  }
+  // Every slot pinned is mostly a passing state: tasks of this rank that
+  // suspended while their own checkouts fill (many of them when steals bring
+  // in tasks while gets are on their way across nodes) check theirs in once
+  // the bytes arrive. So wait for a slot, letting this worker's other tasks
+  // run; only checkouts that stay held (across a wait for something else)
+  // make it last, and then the job ends saying so.
+  const auto started = std::chrono::steady_clock::now();
+  for (;;) {
+    std::optional<int> pinned;
+    {
+      std::lock_guard g(mutex_);
+      pinned = pin_blocks(target, first, offset, bytes, held);
     }
+    if (!pinned) break;
+    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
+    if (waited > full_cache_wait_s)
+      fail(describe(target, offset, bytes) + ": needs " + std::to_string(n) + " cache blocks, but live checkouts of rank " +
+           std::to_string(me_) + " hold " + std::to_string(*pinned) + " of its " + std::to_string(slots_.size()) +
+           " and none was checked in for " + std::to_string(static_cast<int>(full_cache_wait_s)) +
+           " s (check some in first, or raise --weft:cache-size)");
+    if (weft::detail::on_worker())
+      weft::this_task::yield();
+    else
+      std::this_thread::sleep_for(std::chrono::microseconds(50));
   }
   fill(target, held, offset, bytes, mode);
   t.cached = true;

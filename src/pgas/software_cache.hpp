@@ -93,6 +93,11 @@ class software_cache {
   void settle(slot& s);                                       // under mutex_
   void forget_clean(slot& s);                                 // under mutex_
   std::optional<std::uint32_t> claim(int target, std::uint64_t block);  // under mutex_
+  /// Pins the `held.size()` blocks from `first` for the checkout of
+  /// [offset, offset + bytes), or none of them; returns the pinned count of
+  /// slots when it could not (every slot pinned by live checkouts). Under mutex_.
+  std::optional<int> pin_blocks(int target, std::uint64_t first, std::uint64_t offset, std::size_t bytes,
+                                std::vector<std::uint32_t>& held);
   void write_back(std::uint32_t i);                           // under mutex_
   void fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset, std::size_t bytes,
             access mode);

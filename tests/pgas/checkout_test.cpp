@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "spmd_main.hpp"
+#include "weft/this_task.hpp"
 
 using weft::test::on_every_rank;
 
@@ -269,6 +270,33 @@ TEST(PgasCheckout, ManyTasksAtOnce) {
     weft::cache_barrier();
     const int left = (me + n - 1) % n;
     for (std::size_t i = 0; i < tasks * piece; ++i) ASSERT_EQ(a.local()[i], pattern(left, i) + 2);
+    weft::barrier();
+    weft::free_symmetric(a);
+  });
+}
+
+// More blocks held at once than the cache has (the tiny-cache runs: 64
+// blocks of 4K): eight tasks per rank each hold a 12-block checkout while
+// they give way to the others, as tasks suspended in a fetch do. A checkout
+// that finds every slot pinned waits for one to be checked in.
+TEST(PgasCheckout, TasksHoldingMoreThanTheCacheWaitForEachOther) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    constexpr std::size_t tasks = 8, piece = 12 * 4096 / sizeof(std::int64_t);
+    auto a = weft::allocate_symmetric<std::int64_t>(tasks * piece);
+    weft::cache_barrier();
+    const auto right = a.on((me + 1) % n);
+    std::vector<weft::future<void>> fs;
+    for (std::size_t t = 0; t < tasks; ++t)
+      fs.push_back(weft::async([=] {
+        auto out = weft::make_checkout(right + static_cast<std::ptrdiff_t>(t * piece), piece, weft::checkout_mode::write);
+        for (std::size_t i = 0; i < piece; ++i) out[i] = pattern(me, t * piece + i);
+        for (int k = 0; k < 20; ++k) weft::this_task::yield();
+      }));
+    for (auto& f : fs) f.get();
+    weft::cache_barrier();
+    const int left = (me + n - 1) % n;
+    for (std::size_t i = 0; i < tasks * piece; ++i) ASSERT_EQ(a.local()[i], pattern(left, i)) << i;
     weft::barrier();
     weft::free_symmetric(a);
   });
