@@ -45,7 +45,11 @@ software_cache::software_cache(int rank, cache_config config, std::size_t segmen
       config_(config),
       segment_(segment),
       blocks_per_heap_((segment + config.block - 1) / config.block),
-      slots_(config.size / config.block) {}
+      slots_(config.size / config.block) {
+  in_use_.reserve(slots_.size());
+  empty_.reserve(slots_.size());
+  for (auto i = static_cast<std::uint32_t>(slots_.size()); i-- > 0;) empty_.push_back(i);  // slot 0 goes first
+}
 
 software_cache::~software_cache() {
   if (base_ != nullptr) munmap(base_, slots_.size() * config_.block);
@@ -92,28 +96,29 @@ void software_cache::forget_clean(slot& s) {
   s.valid = std::move(keep);
 }
 
-// Least recently used among the slots no checkout holds and no fill is
-// writing into; its dirty bytes go back first (copied, so the slot is free
-// at once).
+// An empty slot, else the least recently used among the slots no checkout
+// holds and no fill is writing into; its dirty bytes go back first
+// (copied, so the slot is free at once).
 std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t block) {
   std::optional<std::uint32_t> best;
-  for (std::uint32_t i = 0; i < slots_.size(); ++i) {
-    slot& s = slots_[i];
-    settle(s);
-    if (s.pins != 0 || s.fill.valid()) continue;
-    if (s.target < 0) {
-      best = i;
-      break;
+  if (!empty_.empty()) {
+    best = empty_.back();
+    empty_.pop_back();
+    in_use_.push_back(*best);
+  } else {
+    for (std::uint32_t i : in_use_) {
+      slot& s = slots_[i];
+      settle(s);
+      if (s.pins != 0 || s.fill.valid()) continue;
+      if (!best || s.last_use < slots_[*best].last_use) best = i;
     }
-    if (!best || s.last_use < slots_[*best].last_use) best = i;
-  }
-  if (!best) return std::nullopt;
-  slot& s = slots_[*best];
-  if (s.target >= 0) {
+    if (!best) return std::nullopt;
+    slot& s = slots_[*best];
     if (!s.dirty.empty()) write_back(*best);
     where_.erase(key(s.target, s.block));
     ++stats_.evictions;
   }
+  slot& s = slots_[*best];
   s.target = target;
   s.block = block;
   s.valid.clear();
@@ -304,7 +309,7 @@ void software_cache::release() {
   std::vector<shared_future<void>> waits;
   {
     std::lock_guard g(mutex_);
-    for (std::uint32_t i = 0; i < slots_.size(); ++i)
+    for (std::uint32_t i : in_use_)
       if (!slots_[i].dirty.empty()) write_back(i);
     // Entries stay until they are seen ready: a fetch of their block
     // meanwhile still waits for them.
@@ -321,23 +326,24 @@ void software_cache::release() {
 void software_cache::acquire() {
   if (!used_.load(std::memory_order_acquire)) return;
   std::lock_guard g(mutex_);
-  for (slot& s : slots_) settle(s);
+  for (std::uint32_t i : in_use_) settle(slots_[i]);
   ++acquires_;  // fills still on their way are stale
-  for (slot& s : slots_) {
-    if (s.target < 0) continue;
+  std::erase_if(in_use_, [&](std::uint32_t i) {
+    slot& s = slots_[i];
     forget_clean(s);
-    if (s.valid.empty() && s.pins == 0 && !s.fill.valid()) {
-      where_.erase(key(s.target, s.block));
-      s.target = -1;
-    }
-  }
+    if (!s.valid.empty() || s.pins != 0 || s.fill.valid()) return false;
+    where_.erase(key(s.target, s.block));
+    s.target = -1;
+    empty_.push_back(i);
+    return true;
+  });
 }
 
 std::size_t software_cache::dirty_bytes() {
   if (!used_.load(std::memory_order_acquire)) return 0;
   std::lock_guard g(mutex_);
   std::size_t n = 0;
-  for (const slot& s : slots_) n += s.dirty.bytes();
+  for (std::uint32_t i : in_use_) n += slots_[i].dirty.bytes();
   return n;
 }
 

@@ -109,6 +109,11 @@ class software_cache {
   const std::uint64_t blocks_per_heap_;
   std::mutex mutex_;
   std::vector<slot> slots_;
+  // Slots holding a block (target >= 0), and the empty ones: a release or
+  // an acquire at every fork-join steal and join walks only the blocks in
+  // use, not the whole cache (256 slots by default).
+  std::vector<std::uint32_t> in_use_;
+  std::vector<std::uint32_t> empty_;
   std::unordered_map<std::uint64_t, std::uint32_t> where_;  // block key -> slot
   std::unordered_map<std::uint64_t, std::vector<shared_future<void>>> write_backs_;  // in flight, by block key
   std::uint64_t clock_ = 0;
