@@ -333,10 +333,9 @@ bool ucx_transport::progress() {
 
 bool ucx_transport::progress_locked() {
   impl& p = *p_;
-  // Most polls find nothing: each step is called only when it has work
+  // Most polls find nothing: each step returns at once when it has no work
   // (an idle worker's poll is what the next message waits behind).
-  bool did = (p.queued.load(std::memory_order_acquire) != 0 || p.gathered.load(std::memory_order_relaxed)) &&
-             send_queued();
+  bool did = send_queued();
   did |= ucp_worker_progress(p.world.worker()) != 0;
   if (!p.sends.empty()) did |= retire_sends();
   did |= p.inbox.settle();
