@@ -52,7 +52,8 @@ class global_future {
  public:
   global_future() = default;
   /// (spawn makes them.)
-  global_future(detail::fj::cell_tag, int owner, std::uint64_t cell) noexcept : owner_(owner), cell_(cell) {}
+  global_future(detail::fj::cell_tag, int owner, std::uint64_t cell, std::uint64_t slot) noexcept
+      : owner_(owner), cell_(cell), slot_(slot) {}
   bool valid() const noexcept { return cell_ != 0; }
   /// The rank that spawned it (where its outcome is kept).
   int owner() const noexcept { return owner_; }
@@ -62,10 +63,10 @@ class global_future {
   T get() const {
     if (cell_ == 0) throw future_error("weft: get() on an empty global_future");
     if constexpr (std::is_void_v<T>) {
-      detail::fj::await_future(owner_, cell_, nullptr, 0);
+      detail::fj::await_future(owner_, cell_, slot_, nullptr, 0);
     } else {
       alignas(T) unsigned char bytes[sizeof(T)];
-      detail::fj::await_future(owner_, cell_, bytes, sizeof(T));
+      detail::fj::await_future(owner_, cell_, slot_, bytes, sizeof(T));
       return *std::launder(reinterpret_cast<T*>(bytes));
     }
   }
@@ -73,6 +74,7 @@ class global_future {
  private:
   int owner_ = -1;
   std::uint64_t cell_ = 0;
+  std::uint64_t slot_ = detail::fj::no_outcome_slot;  // its outcome in the owner's heap, for other nodes
 };
 
 /// Runs f(args...) as a task that any rank may steal; returns its future.
@@ -86,13 +88,14 @@ auto spawn(F&& f, A&&... args) {
   using R = detail::fj::packet_result_t<P>;
   detail::fj::before_fork(&p, sizeof(P), "spawn");
   auto* c = new detail::fj::cell<R>();
-  detail::fj::adopt_future_cell(c, [](detail::fj::cell_base* b) { delete static_cast<detail::fj::cell<R>*>(b); });
+  const std::uint64_t slot = detail::fj::adopt_future_cell(
+      c, [](detail::fj::cell_base* b) { delete static_cast<detail::fj::cell<R>*>(b); });
   if (!detail::fj::push(&detail::fj::record_of<P>, &p, sizeof(P), c)) {
     detail::fj::run_here(p, *c);
-    c->ran_on = weft::rank();
-    c->done.set();
+    detail::fj::finish_here(*c);
   }
-  return global_future<R>(detail::fj::cell_tag{}, weft::rank(), static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(c)));
+  return global_future<R>(detail::fj::cell_tag{}, weft::rank(),
+                          static_cast<std::uint64_t>(reinterpret_cast<std::uintptr_t>(c)), slot);
 }
 
 namespace detail::fj {

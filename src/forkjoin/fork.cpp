@@ -3,6 +3,7 @@
 // cache's release and acquire at those points (docs/FORKJOIN.md).
 #include <cstring>
 
+#include "forkjoin/outcome_board.hpp"
 #include "forkjoin/state.hpp"
 #include "sched/scheduler.hpp"
 #include "trace/recorder.hpp"
@@ -104,11 +105,18 @@ void join(cell_base& c, const char* what) {
   if (c.ran_on != current_comm().rank) detail::pgas::task_boundary_acquire();
 }
 
-cell_base* adopt_future_cell(cell_base* c, void (*destroy)(cell_base*)) noexcept {
+std::uint64_t adopt_future_cell(cell_base* c, void (*destroy)(cell_base*)) noexcept {
   fj_rank& me = current_rank();
   std::lock_guard g(me.cells_mutex);
   me.cells.emplace_back(c, destroy);
-  return c;
+  // Slots only inside a root_exec: its end gives them back.
+  return me.root.load(std::memory_order_relaxed) != 0 ? me.board.take(me, *c) : no_outcome_slot;
+}
+
+void finish_here(cell_base& c) noexcept {
+  c.ran_on = current_comm().rank;
+  publish_outcome(c);
+  c.done.set();
 }
 
 }  // namespace weft::detail::fj

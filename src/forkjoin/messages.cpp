@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "forkjoin/outcome_board.hpp"
 #include "forkjoin/state.hpp"
 #include "weft/detail/action.hpp"
 #include "weft/errors.hpp"
@@ -36,6 +37,7 @@ void settle(fj_rank& me, cell_base& c, const wire_header& h, std::span<const std
     if (!body.empty()) std::memcpy(c.value, body.data(), body.size());
   }
   c.ran_on = h.rank;
+  publish_outcome(c);
   c.done.set();
 }
 
@@ -158,13 +160,14 @@ void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std
     if (error) c.error = std::move(error);
     else if (size != 0) std::memcpy(c.value, value, size);
     c.ran_on = me.rank;
+    publish_outcome(c);
     c.done.set();
     return;
   }
   send_outcome(me.comm, owner, wire_kind::complete, me.rank, cell, value, size, error);
 }
 
-void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size) {
+void await_future(int owner, std::uint64_t cell, std::uint64_t slot, void* value, std::uint32_t size) {
   fj_rank& me = current_rank();
   cell_base proxy;
   cell_base* c = &proxy;
@@ -172,6 +175,8 @@ void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size
     c = reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
     // Its task is still this worker's newest: run it here rather than wait.
     if (!c->done.is_set()) take_back_and_run(*c);
+  } else if (slot != no_outcome_slot && read_outcome(me, owner, slot, value, size, proxy.ran_on)) {
+    proxy.done.set();  // read from the owner's heap, without its CPU; the join below acquires
   } else {
     proxy.value = value;
     proxy.value_size = size;

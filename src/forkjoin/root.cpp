@@ -28,6 +28,7 @@ void finish(fj_rank& me) {
   {
     std::lock_guard g(me.cells_mutex);
     cells.swap(me.cells);
+    me.board.reset(me);
   }
   for (auto& [c, destroy] : cells) {
     if (!c->done.is_set())

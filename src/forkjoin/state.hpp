@@ -13,6 +13,7 @@
 
 #include "am/handlers.hpp"
 #include "am/rank_comm.hpp"
+#include "forkjoin/outcome_board.hpp"
 #include "forkjoin/steal_deque.hpp"
 #include "sched/spin_mutex.hpp"
 #include "weft/errors.hpp"
@@ -54,6 +55,7 @@ struct fj_rank {
 
   spin_mutex cells_mutex;  // spawned futures' cells, freed when the root_exec ends (all of the rank's root)
   std::vector<std::pair<cell_base*, void (*)(cell_base*)>> cells;
+  outcome_board board;     // their outcomes for other nodes (guarded by cells_mutex)
 
   std::mutex roots_mutex;
   std::map<std::uint64_t, root_outcome> roots;

@@ -17,6 +17,9 @@ bool register_options() {
                    "address space reserved for each rank's symmetric heap, committed as used"),
        size_option("cache-block", &s.cache_block, 4 * KiB, GiB,
                    "block of the software cache behind checkouts (a multiple of the page size)"),
+       size_option("cache-sub-block", &s.cache_sub_block, 64, GiB,
+                   "a read checkout's miss fetches the missing bytes of the sub-blocks of this size it touches, "
+                   "not of its whole block (cache-block or more: whole blocks)"),
        size_option("cache-size", &s.cache_size, 4 * KiB, 64 * GiB,
                    "bytes of software cache per rank (at least one block; a checkout may span at most this much)"),
        choice_option("cache", &s.cache, {"auto", "always"},

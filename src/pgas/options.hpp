@@ -16,6 +16,7 @@ struct pgas_option_values {
   // the rank's own heap, which no node size makes remote) or only those of
   // memory this rank does not map ("auto").
   std::size_t cache_block = std::size_t{64} << 10;
+  std::size_t cache_sub_block = std::size_t{4} << 10;
   std::size_t cache_size = std::size_t{16} << 20;
   std::string cache = "auto";  // auto | always
   // Memory this rank does not map goes through the transport's passive

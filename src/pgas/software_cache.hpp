@@ -2,8 +2,8 @@
 // messages (Itoyori's design, simplified): a fixed set of block-sized slots
 // in one shared-memory file, each holding one block of some rank's heap,
 // with the bytes that are valid and the bytes written (dirty) tracked per
-// slot. Reads fetch the missing parts of their blocks; writes fetch
-// nothing; only dirty bytes go back, at eviction or at release. A checkout
+// slot. Reads fetch the missing parts of the sub-blocks (4 KiB by default,
+// as in Itoyori) they touch; writes fetch nothing; only dirty bytes go back, at eviction or at release. A checkout
 // spanning several blocks gets them mapped side by side into a fresh
 // region of address space (the same physical pages as the slots), so its
 // span is contiguous without a copy.
@@ -37,6 +37,7 @@ namespace weft::pgas::detail {
 
 struct cache_config {
   std::size_t block = 64 * 1024;
+  std::size_t sub_block = 4 * 1024;  // what a read miss fetches at least (whole sub-blocks)
   std::size_t size = 16 * 1024 * 1024;
   bool always = false;  // also for memory this process maps (testing)
 };

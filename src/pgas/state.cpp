@@ -70,7 +70,7 @@ void pgas_start(process_runtime& rt) {
   const pgas_option_values& o = pgas_options();
   p->segment = o.segment;
   p->views_by_rank = splits_process(rt);
-  p->cache = {o.cache_block, o.cache_size, o.cache == "always"};
+  p->cache = {o.cache_block, o.cache_sub_block, o.cache_size, o.cache == "always"};
   p->first_rank = rt.first_rank;
   p->nranks = rt.world_size;
   p->views.assign(static_cast<std::size_t>(rt.world_size), nullptr);

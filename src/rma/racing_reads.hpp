@@ -1,6 +1,6 @@
 // Gets whose source bytes other ranks may be writing at the same time, by
-// design: the software cache fetches a whole block while other ranks write
-// back their disjoint parts of it. The bytes the fetching rank did not ask
+// design: the software cache fetches whole sub-blocks while other ranks
+// write back their disjoint parts of them. The bytes the fetching rank did not ask
 // for are dropped at its next acquire, so the program never sees a torn
 // copy; but in one process (the smp backend) the copy reads memory another
 // thread writes, which ThreadSanitizer reports. A get started inside a

@@ -3,6 +3,9 @@
 // one-sided operations: rank 0 spawns tasks and then computes without
 // making a single weft call, so its worker never polls and never answers a
 // message; rank 1, with no progress thread, must take tasks by itself.
+// Its second test: a stolen task get()s a future that rank 0 spawned, while
+// rank 0's worker computes without polling; the outcome must come from rank
+// 0's heap by one-sided operations (src/forkjoin/outcome_board.hpp).
 // Without one-sided operations the program says so and passes as skipped.
 #include <gtest/gtest.h>
 
@@ -46,14 +49,61 @@ bool compute_until_taken(weft::global_ptr<std::uint64_t> taken) {
   return true;
 }
 
+/// A spawned task whose value its readers await.
+long produced(long v) { return v * 3; }
+
+/// Reads `f` and, when it runs on another rank than 0, counts itself in
+/// rank 0's heap (after the read: rank 0 stops computing only once a
+/// stolen reader has its value).
+long read_future(weft::global_future<long> f, weft::global_ptr<std::uint64_t> taken) {
+  const long v = f.get();
+  if (weft::rank() != 0) (void)weft::atomic_fetch_add(taken, std::uint64_t{1}).get();
+  return v;
+}
+
+bool no_one_sided() {
+  if (::weft::pgas::detail::heap_one_sided(weft::rank()).ops != nullptr) return false;
+  if (weft::rank() == 0) std::printf("WEFT_TEST_SKIPPED: no one-sided capability\n");
+  return true;
+}
+
 }  // namespace
+
+TEST(ForkJoinRemoteSteal, StolenTaskReadsAFutureOfABusyRankThatNeverPolls) {
+  on_every_rank([] {
+    if (no_one_sided()) return;
+    ASSERT_EQ(weft::nranks(), 2);
+    const weft::global_ptr<std::uint64_t> taken = weft::allocate_symmetric<std::uint64_t>(1).on(0);
+    if (weft::rank() == 0) *taken.local() = 0;
+    weft::barrier();
+    long sum = -1;
+    try {
+      sum = weft::root_exec([taken] {
+        const weft::global_future<long> f = weft::spawn(produced, 14L);
+        (void)f.get();  // done (wherever it ran) before its readers start
+        std::vector<weft::global_future<long>> readers;
+        for (int i = 0; i < spawned; ++i) readers.push_back(weft::spawn(read_future, f, taken));
+        const bool in_time = compute_until_taken(taken);
+        long total = 0;
+        for (auto& r : readers) total += r.get();  // (all awaited, also when late)
+        if (!in_time) throw std::runtime_error("no stolen task read the future within 60 s while rank 0 was busy");
+        return total;
+      });
+    } catch (const std::exception& e) {
+      ADD_FAILURE() << e.what();
+    }
+    EXPECT_EQ(sum, 42L * spawned);
+    weft::barrier();
+    if (weft::rank() == 0) {
+      EXPECT_GE(*taken.local(), 1u);
+    }
+    weft::barrier();
+  });
+}
 
 TEST(ForkJoinRemoteSteal, IdleRankStealsFromBusyRankThatNeverPolls) {
   on_every_rank([] {
-    if (::weft::pgas::detail::heap_one_sided(weft::rank()).ops == nullptr) {
-      if (weft::rank() == 0) std::printf("WEFT_TEST_SKIPPED: no one-sided capability\n");
-      return;
-    }
+    if (no_one_sided()) return;
     ASSERT_EQ(weft::nranks(), 2);
     const weft::global_ptr<std::uint64_t> taken = weft::allocate_symmetric<std::uint64_t>(1).on(0);
     if (weft::rank() == 0) *taken.local() = 0;

@@ -138,7 +138,7 @@ TEST(PgasCheckout, BoundaryAcquireForgetsAllButHeldBytes) {
     for (std::size_t i = 0; i < 16 + static_cast<std::size_t>(n); ++i) cell.local()[i] = 0;
     weft::cache_barrier();
     const auto target = cell.on(owner);
-    std::optional<weft::checkout<const std::int64_t>> held;  // fetched the whole block, 8 still 0
+    std::optional<weft::checkout<const std::int64_t>> held;  // fetched its sub-block, 8 still 0
     std::optional<weft::checkout<std::int64_t>> writing;
     if (me != owner) {
       held.emplace(weft::make_checkout(target, 1, weft::checkout_mode::read));
@@ -164,6 +164,37 @@ TEST(PgasCheckout, BoundaryAcquireForgetsAllButHeldBytes) {
     }
     weft::barrier();
     weft::free_symmetric(cell);
+  });
+}
+
+/// A --weft: size from its WEFT_ variable, or `fallback`.
+std::size_t size_from_env(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  if (v == nullptr) return fallback;
+  char* end = nullptr;
+  std::size_t n = std::strtoull(v, &end, 10);
+  if (*end == 'K') n <<= 10;
+  return n;
+}
+
+// A read miss of one element fetches the sub-block it lies in
+// (--weft:cache-sub-block), not its whole block; a sub-block of the block's
+// size or more fetches the whole block.
+TEST(PgasCheckout, ReadMissFetchesItsSubBlock) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    auto a = weft::allocate_symmetric<std::int64_t>(4096);
+    weft::cache_barrier();  // nothing of it is cached now
+    const auto before = weft::cache_stats();
+    auto in = weft::make_checkout(a.on((me + 1) % n) + 1500, 1, weft::checkout_mode::read);
+    if (in.cached()) {
+      const std::size_t block = size_from_env("WEFT_CACHE_BLOCK", 64 << 10);
+      const std::size_t sub = size_from_env("WEFT_CACHE_SUB_BLOCK", 4 << 10);
+      EXPECT_EQ(weft::cache_stats().fetched_bytes - before.fetched_bytes, std::min(sub, block));
+    }
+    in.checkin();
+    weft::barrier();
+    weft::free_symmetric(a);
   });
 }
 

@@ -39,7 +39,11 @@ struct cell_base {
   void* value = nullptr;          // the result's storage (value_size bytes)
   std::uint32_t value_size = 0;
   int ran_on = -1;                // the rank that ran it (set before `done`)
+  std::byte* board = nullptr;     // spawn's: its outcome slot in this rank's heap, if any
 };
+
+/// A spawned future without an outcome slot (src/forkjoin/outcome_board.hpp).
+inline constexpr std::uint64_t no_outcome_slot = ~std::uint64_t{0};
 
 template <class T>
 struct cell : cell_base {
@@ -221,10 +225,14 @@ bool pop_if(const cell_base* c) noexcept;
 /// another rank. (Its error, if any, is in c.)
 void join(cell_base& c, const char* what);
 
-/// spawn's cells: made on the heap, freed when the root_exec ends.
-cell_base* adopt_future_cell(cell_base* c, void (*destroy)(cell_base*)) noexcept;
-/// A spawned task's result: waits for the cell (another rank's by message).
-void await_future(int owner, std::uint64_t cell, void* value, std::uint32_t size);
+/// spawn's cells: made on the heap, freed when the root_exec ends. Returns
+/// the offset of the outcome slot it gives the cell, or no_outcome_slot.
+std::uint64_t adopt_future_cell(cell_base* c, void (*destroy)(cell_base*)) noexcept;
+/// spawn ran the task itself: marks the cell done by the calling rank.
+void finish_here(cell_base& c) noexcept;
+/// A spawned task's result: waits for the cell (another node's: read from
+/// its outcome slot when there, else asked by message).
+void await_future(int owner, std::uint64_t cell, std::uint64_t slot, void* value, std::uint32_t size);
 
 /// Collective start of a root_exec; returns its sequence number.
 std::uint64_t root_begin();
