@@ -30,12 +30,13 @@
 // deques per attempt, at most `limit` attempts of a rank under way at a
 // time, and after a failed attempt the rank waits, doubling the wait while
 // attempts keep failing (a success ends it). The wait is counted in the
-// failed attempt's own time: from one attempt's length up to 16 of them,
+// failed attempt's own time: from one attempt's length up to 4 of them,
 // and never over 16 µs. So a thief that keeps failing spends at most
-// about 1/17 of its time, and of the network's, in attempts, whatever an
-// attempt costs: on RDMA (a few µs) the waits reach 16 µs, between ranks
-// of one process they stay under 2 µs, where a fixed 16 µs made a task
-// pushed during a wait sit idle for most of a short task.
+// about a fifth of its time, and of the network's, in attempts, whatever
+// an attempt costs: on RDMA (a few µs) the waits reach 12-16 µs, between
+// ranks of one process (0.1 µs) they stay under half a µs, where a fixed
+// 1-16 µs made a task pushed during a wait sit idle for much of a short
+// task.
 #include "forkjoin/remote_steal.hpp"
 
 #include <algorithm>
