@@ -113,10 +113,6 @@ std::uint64_t adopt_future_cell(cell_base* c, void (*destroy)(cell_base*)) noexc
   return me.root.load(std::memory_order_relaxed) != 0 ? me.board.take(me, *c) : no_outcome_slot;
 }
 
-void finish_here(cell_base& c) noexcept {
-  c.ran_on = current_comm().rank;
-  publish_outcome(c);
-  c.done.set();
-}
+void finish_here(cell_base& c) noexcept { mark_done(c, current_comm().rank); }
 
 }  // namespace weft::detail::fj

@@ -36,9 +36,7 @@ void settle(fj_rank& me, cell_base& c, const wire_header& h, std::span<const std
                         " bytes, expected " + std::to_string(c.value_size));
     if (!body.empty()) std::memcpy(c.value, body.data(), body.size());
   }
-  c.ran_on = h.rank;
-  publish_outcome(c);
-  c.done.set();
+  mark_done(c, h.rank);
 }
 
 /// Parked on a cell until it is done, for a rank of another process.
@@ -159,9 +157,7 @@ void complete(fj_rank& me, int owner, std::uint64_t cell, const void* value, std
     auto& c = *reinterpret_cast<cell_base*>(static_cast<std::uintptr_t>(cell));
     if (error) c.error = std::move(error);
     else if (size != 0) std::memcpy(c.value, value, size);
-    c.ran_on = me.rank;
-    publish_outcome(c);
-    c.done.set();
+    mark_done(c, me.rank);
     return;
   }
   send_outcome(me.comm, owner, wire_kind::complete, me.rank, cell, value, size, error);

@@ -60,8 +60,7 @@ void outcome_board::reset(fj_rank& me) {
   used_ = 0;
 }
 
-void publish_outcome(const cell_base& c) noexcept {
-  if (c.board == nullptr) return;
+void fill_slot(const cell_base& c) noexcept {
   std::uint64_t word = state_error;
   if (!c.error) {
     if (c.value_size != 0) std::memcpy(c.board + word_bytes, c.value, c.value_size);

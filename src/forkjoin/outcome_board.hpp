@@ -44,8 +44,16 @@ class outcome_board {
   bool checked_ = false, usable_ = false;
 };
 
-/// Fills c's slot, if it has one, from the cell (before c.done is set).
-void publish_outcome(const cell_base& c) noexcept;
+/// Fills c's slot (c.board) from the cell.
+void fill_slot(const cell_base& c) noexcept;
+
+/// Every way a cell gets its outcome ends here: who ran it, its slot (if
+/// it has one) filled, then done.
+inline void mark_done(cell_base& c, int ran_on) noexcept {
+  c.ran_on = ran_on;
+  if (c.board != nullptr) fill_slot(c);
+  c.done.set();
+}
 
 /// Reads the outcome of `owner`'s slot at `offset` one-sidedly: true, with
 /// the value in `value` and the running rank in `ran_on`, when it holds a

@@ -220,8 +220,8 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
 // Read and read_write: fetch every missing byte of the sub-blocks the
 // checkout touches (not the whole block: at every fork-join steal an
 // acquire forgets what a block held, and refetching 64 KiB for a few bytes
-// cost more than a short task), waiting first for a fill already on its way or for
-// a write-back of the block still on its way (else the fetch could overtake
+// cost more than a short task), waiting first for a fill already on its
+// way or for a write-back of the block still on its way (else the fetch could overtake
 // it and return older data). Write: mark the checked-out bytes valid at once
 // so that no fetch started meanwhile lands on them, after any fill in flight.
 void software_cache::fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset,

@@ -3,7 +3,8 @@
 // in one shared-memory file, each holding one block of some rank's heap,
 // with the bytes that are valid and the bytes written (dirty) tracked per
 // slot. Reads fetch the missing parts of the sub-blocks (4 KiB by default,
-// as in Itoyori) they touch; writes fetch nothing; only dirty bytes go back, at eviction or at release. A checkout
+// as in Itoyori) they touch; writes fetch nothing; only dirty bytes go
+// back, at eviction or at release. A checkout
 // spanning several blocks gets them mapped side by side into a fresh
 // region of address space (the same physical pages as the slots), so its
 // span is contiguous without a copy.
