@@ -52,6 +52,8 @@ software_cache::software_cache(int rank, cache_config config, std::size_t segmen
 }
 
 software_cache::~software_cache() {
+  for (const auto& [target, shadow] : shadows_)
+    if (shadow != nullptr) munmap(shadow, blocks_per_heap_ * config_.block);
   if (base_ != nullptr) munmap(base_, slots_.size() * config_.block);
   if (fd_ >= 0) close(fd_);
 }
@@ -96,13 +98,20 @@ void software_cache::forget_clean(slot& s) {
   s.valid = std::move(keep);
 }
 
-// An empty slot, else the least recently used among the slots no checkout
-// holds and no fill is writing into; its dirty bytes go back first
-// (copied, so the slot is free at once).
+// An empty slot (the one still mapped at the block's place in the shadow
+// if it is empty: every fork-join steal's acquire empties the slots, and
+// the block coming back to its old slot needs no new mapping), else the
+// least recently used among the slots no checkout holds and no fill is
+// writing into; its dirty bytes go back first (copied, so the slot is free
+// at once).
 std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t block) {
   std::optional<std::uint32_t> best;
   if (!empty_.empty()) {
-    best = empty_.back();
+    auto pick = std::prev(empty_.end());
+    if (const auto sh = shadow_slot_.find(key(target, block)); sh != shadow_slot_.end())
+      if (const auto at = std::find(empty_.begin(), empty_.end(), sh->second); at != empty_.end()) pick = at;
+    best = *pick;
+    *pick = empty_.back();
     empty_.pop_back();
     in_use_.push_back(*best);
   } else {
@@ -211,10 +220,7 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
   t.cached = true;
   const std::size_t into = static_cast<std::size_t>(offset - first * block);
   if (n == 1) return memory(held[0]) + into;
-  std::byte* side_by_side = map_side_by_side(held);
-  t.alias = side_by_side;
-  t.alias_bytes = n * block;
-  return side_by_side + into;
+  return map_side_by_side(target, first, held, t) + into;
 }
 
 // Read and read_write: fetch every missing byte of the sub-blocks the
@@ -275,16 +281,71 @@ void software_cache::fill(int target, const std::vector<std::uint32_t>& held, st
   }
 }
 
-std::byte* software_cache::map_side_by_side(const std::vector<std::uint32_t>& held) {
-  const std::size_t block = config_.block, bytes = held.size() * block;
+namespace {
+/// Maps `block` bytes of the memory file `fd` from `file_offset` at `at`,
+/// replacing what was there.
+void map_slot_at(std::byte* at, std::size_t block, int fd, std::size_t file_offset, int rank) {
+  void* p = mmap(at, block, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(file_offset));
+  if (p == MAP_FAILED) fail("software cache of rank " + std::to_string(rank) + ": " + sys_error("mmap"));
+}
+/// Places of stale shadow mappings kept, per slot of the cache: past it
+/// they are unmapped (each mapping is one of the process's limited memory
+/// areas, vm.max_map_count).
+constexpr std::size_t stale_shadow_places_per_slot = 4;
+}  // namespace
+
+std::byte* software_cache::shadow_of(int target) {
+  auto [it, fresh] = shadows_.try_emplace(target, nullptr);
+  if (fresh) {
+    // Address space only: no memory, no page tables until mapped.
+    void* p = mmap(nullptr, blocks_per_heap_ * config_.block, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+    if (p != MAP_FAILED) it->second = static_cast<std::byte*>(p);
+  }
+  return it->second;
+}
+
+void software_cache::drop_stale_shadow_mappings() {
+  const std::size_t block = config_.block;
+  for (auto it = shadow_slot_.begin(); it != shadow_slot_.end();) {
+    const auto held = where_.find(it->first);
+    if (held != where_.end() && held->second == it->second) {
+      ++it;
+      continue;
+    }
+    const int target = static_cast<int>(it->first / blocks_per_heap_);
+    std::byte* at = shadows_.at(target) + it->first % blocks_per_heap_ * block;
+    if (mmap(at, block, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE | MAP_FIXED, -1, 0) == MAP_FAILED)
+      fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
+    it = shadow_slot_.erase(it);
+  }
+}
+
+std::byte* software_cache::map_side_by_side(int target, std::uint64_t first, const std::vector<std::uint32_t>& held,
+                                            token& t) {
+  const std::size_t block = config_.block;
+  {
+    std::lock_guard g(mutex_);
+    if (std::byte* shadow = shadow_of(target)) {
+      for (std::size_t k = 0; k < held.size(); ++k) {
+        auto [it, fresh] = shadow_slot_.try_emplace(key(target, first + k), held[k]);
+        if (!fresh && it->second == held[k]) continue;  // mapped there since an earlier checkout
+        map_slot_at(shadow + (first + k) * block, block, fd_, std::size_t{held[k]} * block, me_);
+        it->second = held[k];
+      }
+      if (shadow_slot_.size() > stale_shadow_places_per_slot * slots_.size()) drop_stale_shadow_mappings();
+      return shadow + first * block;
+    }
+  }
+  // No address space for a shadow (a heap too large to mirror): a region
+  // of the checkout's own, unmapped at check-in.
+  const std::size_t bytes = held.size() * block;
   void* region = mmap(nullptr, bytes, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (region == MAP_FAILED) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
   auto* at = static_cast<std::byte*>(region);
-  for (std::size_t k = 0; k < held.size(); ++k) {
-    void* p = mmap(at + k * block, block, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd_,
-                   static_cast<off_t>(std::size_t{held[k]} * block));
-    if (p == MAP_FAILED) fail("software cache of rank " + std::to_string(me_) + ": " + sys_error("mmap"));
-  }
+  for (std::size_t k = 0; k < held.size(); ++k) map_slot_at(at + k * block, block, fd_, std::size_t{held[k]} * block, me_);
+  t.alias = at;
+  t.alias_bytes = bytes;
   return at;
 }
 

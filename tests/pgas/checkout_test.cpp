@@ -5,6 +5,7 @@
 // copy is older than that.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstdlib>
 #include <optional>
@@ -270,6 +271,39 @@ TEST(PgasCheckout, WorkingSetLargerThanTheCache) {
       EXPECT_GT(s.evictions, 0u);
       EXPECT_GT(s.write_backs, 0u);
     }
+    weft::barrier();
+    weft::free_symmetric(a);
+  });
+}
+
+// Checkouts of several blocks, over and over, while their blocks move
+// between cache slots (evictions, the acquire of each cache_barrier), so
+// that a span's block may come back in a slot other than the one the same
+// place showed before: each span must show its own blocks' current bytes.
+// In the tiny-cache runs the spans also visit far more block places than
+// the cache keeps mapped side by side.
+TEST(PgasCheckout, SpansAfterTheirBlocksMovedBetweenSlots) {
+  on_every_rank([] {
+    const int me = weft::rank(), n = weft::nranks();
+    constexpr std::size_t count = (4u << 20) / sizeof(std::int64_t), span = 20000;  // 4 MiB; spans of 160 KB
+    auto a = weft::allocate_symmetric<std::int64_t>(count);
+    for (std::size_t i = 0; i < count; ++i) a.local()[i] = pattern(me, i);
+    weft::cache_barrier();
+    const int right = (me + 1) % n;
+    for (std::int64_t round = 0; round < 3; ++round) {
+      for (std::size_t at = static_cast<std::size_t>(round) * 1237; at + span <= count; at += span * 3 / 2 + 101) {
+        auto in = weft::make_checkout(a.on(right) + static_cast<std::ptrdiff_t>(at), span, weft::checkout_mode::read);
+        for (std::size_t i = 0; i < span; ++i) ASSERT_EQ(in[i], pattern(right, at + i) + round) << round << " " << at + i;
+      }
+      weft::barrier();  // all have read before the left neighbour changes it
+      for (std::size_t at = 0; at < count; at += span) {
+        const std::size_t k = std::min(span, count - at);
+        auto rw = weft::make_checkout(a.on(right) + static_cast<std::ptrdiff_t>(at), k, weft::checkout_mode::read_write);
+        for (std::size_t i = 0; i < k; ++i) rw[i] += 1;
+      }
+      weft::cache_barrier();
+    }
+    for (std::size_t i = 0; i < count; ++i) ASSERT_EQ(a.local()[i], pattern(me, i) + 3) << i;  // +1 a round
     weft::barrier();
     weft::free_symmetric(a);
   });
