@@ -17,23 +17,21 @@ class byte_ranges {
 
   void add(std::size_t begin, std::size_t end) {
     if (begin >= end) return;
+    // In place (a cache fill or check-in adds at every fork-join steal;
+    // building a new vector each time was a malloc and a free each).
+    auto first = std::find_if(ranges_.begin(), ranges_.end(), [&](const range& r) { return r.end >= begin; });
     range joined{begin, end};
-    std::vector<range> out;
-    out.reserve(ranges_.size() + 1);
-    bool placed = false;
-    for (const range& r : ranges_) {
-      if (r.end < joined.begin) {
-        out.push_back(r);
-      } else if (joined.end < r.begin) {
-        if (!placed) out.push_back(joined), placed = true;
-        out.push_back(r);
-      } else {  // overlaps or touches: absorb
-        joined.begin = std::min(joined.begin, r.begin);
-        joined.end = std::max(joined.end, r.end);
-      }
+    auto last = first;
+    for (; last != ranges_.end() && last->begin <= joined.end; ++last) {  // overlaps or touches: absorb
+      joined.begin = std::min(joined.begin, last->begin);
+      joined.end = std::max(joined.end, last->end);
     }
-    if (!placed) out.push_back(joined);
-    ranges_.swap(out);
+    if (first == last) {
+      ranges_.insert(first, joined);
+    } else {
+      *first = joined;
+      ranges_.erase(first + 1, last);
+    }
   }
 
   /// The parts of [begin, end) not in the set, in order.

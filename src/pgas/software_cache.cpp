@@ -1,6 +1,7 @@
 #include "pgas/software_cache.hpp"
 
 #include <algorithm>
+#include <array>
 #include <chrono>
 #include <cerrno>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include "pgas/state.hpp"
+#include "pgas/transfer_at_once.hpp"
 #include "rma/racing_reads.hpp"
 #include "weft/pgas.hpp"
 #include "weft/this_task.hpp"
@@ -92,6 +94,10 @@ void software_cache::settle(slot& s) {
 
 // Keeps the dirty bytes and, of the valid ones, those of live checkouts.
 void software_cache::forget_clean(slot& s) {
+  if (s.checked_out.empty()) {
+    s.valid = s.dirty;  // reusing valid's storage
+    return;
+  }
   byte_ranges keep = s.dirty;
   for (const auto& h : s.checked_out)
     for (const auto& v : s.valid.items()) keep.add(std::max(h.begin, v.begin), std::min(h.end, v.end));
@@ -137,7 +143,7 @@ std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t blo
 }
 
 std::optional<int> software_cache::pin_blocks(int target, std::uint64_t first, std::uint64_t offset,
-                                             std::size_t bytes, std::vector<std::uint32_t>& held) {
+                                             std::size_t bytes, std::span<std::uint32_t> held) {
   const std::size_t block = config_.block;
   for (std::size_t k = 0; k < held.size(); ++k) {
     const auto it = where_.find(key(target, first + k));
@@ -166,13 +172,15 @@ std::optional<int> software_cache::pin_blocks(int target, std::uint64_t first, s
 void software_cache::write_back(std::uint32_t i) {
   slot& s = slots_[i];
   const std::uint64_t at = s.block * config_.block;
-  std::vector<future<void>> puts;
+  std::vector<future<void>> puts;  // those by message
   for (const auto& r : s.dirty.items()) {
-    puts.push_back(weft::detail::pgas::put_bytes(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin, true));
+    if (!weft::detail::pgas::put_bytes_at_once(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin))
+      puts.push_back(weft::detail::pgas::put_bytes(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin, true));
     ++stats_.write_backs;
     stats_.written_back_bytes += r.end - r.begin;
   }
   s.dirty.clear();
+  if (puts.empty()) return;
   future<void> all = all_of(std::move(puts));
   if (!all.is_ready()) write_backs_[key(s.target, s.block)].push_back(all.share());
 }
@@ -185,7 +193,10 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
     fail(describe(target, offset, bytes) + ": spans " + std::to_string(n) + " blocks of " + std::to_string(block) +
          " bytes, more than the cache holds (" + std::to_string(slots_.size()) +
          " blocks; --weft:cache-size and --weft:cache-block set it)");
-  std::vector<std::uint32_t> held(n);
+  // The slots of its blocks: a few mostly, kept on the stack.
+  std::array<std::uint32_t, 8> few;
+  std::vector<std::uint32_t> many(n > few.size() ? n : 0);
+  const std::span<std::uint32_t> held = n > few.size() ? std::span(many) : std::span(few).first(n);
   {
     std::lock_guard g(mutex_);
     map_storage();
@@ -230,7 +241,7 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
 // way or for a write-back of the block still on its way (else the fetch could overtake
 // it and return older data). Write: mark the checked-out bytes valid at once
 // so that no fetch started meanwhile lands on them, after any fill in flight.
-void software_cache::fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset,
+void software_cache::fill(int target, std::span<const std::uint32_t> held, std::uint64_t offset,
                           std::size_t bytes, access mode) {
   for (;;) {
     std::vector<shared_future<void>> waits;
@@ -262,17 +273,26 @@ void software_cache::fill(int target, const std::vector<std::uint32_t>& held, st
           }
           write_backs_.erase(w);
         }
-        std::vector<future<void>> gets;
+        std::vector<future<void>> gets;  // those by message
+        std::vector<byte_ranges::range> filling;
         const weft::rma::detail::racing_reads sub_block_fetch;  // see tests/tsan.supp
         for (const auto& r : gaps) {
-          gets.push_back(weft::detail::pgas::get_bytes(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
+          // Complete at once (the heap is mapped here, or one-sided gets):
+          // valid now, with no future to make and settle.
+          if (weft::detail::pgas::get_bytes_at_once(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin)) {
+            s.valid.add(r.begin, r.end);
+          } else {
+            gets.push_back(weft::detail::pgas::get_bytes(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
+            filling.push_back(r);
+          }
           ++stats_.fetches;
           stats_.fetched_bytes += r.end - r.begin;
         }
+        if (gets.empty()) continue;
         s.fill = all_of(std::move(gets)).share();
-        s.filling = gaps;
+        s.filling = std::move(filling);
         s.fill_epoch = acquires_;
-        settle(s);  // already there when the heap is mapped here (--weft:cache=always)
+        settle(s);
         if (s.fill.valid()) waits.push_back(s.fill);
       }
     }
@@ -321,7 +341,7 @@ void software_cache::drop_stale_shadow_mappings() {
   }
 }
 
-std::byte* software_cache::map_side_by_side(int target, std::uint64_t first, const std::vector<std::uint32_t>& held,
+std::byte* software_cache::map_side_by_side(int target, std::uint64_t first, std::span<const std::uint32_t> held,
                                             token& t) {
   const std::size_t block = config_.block;
   {

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <unordered_map>
 #include <vector>
 
@@ -104,14 +105,14 @@ class software_cache {
   /// [offset, offset + bytes), or none of them; returns the pinned count of
   /// slots when it could not (every slot pinned by live checkouts). Under mutex_.
   std::optional<int> pin_blocks(int target, std::uint64_t first, std::uint64_t offset, std::size_t bytes,
-                                std::vector<std::uint32_t>& held);
+                                std::span<std::uint32_t> held);
   void write_back(std::uint32_t i);                           // under mutex_
-  void fill(int target, const std::vector<std::uint32_t>& held, std::uint64_t offset, std::size_t bytes,
+  void fill(int target, std::span<const std::uint32_t> held, std::uint64_t offset, std::size_t bytes,
             access mode);
   /// The span's address with the blocks `held` from block `first` of
   /// `target` side by side (in its shadow; `alias` set to a region of
   /// their own, to unmap at check-in, where no shadow could be reserved).
-  std::byte* map_side_by_side(int target, std::uint64_t first, const std::vector<std::uint32_t>& held,
+  std::byte* map_side_by_side(int target, std::uint64_t first, std::span<const std::uint32_t> held,
                               token& t);
   std::byte* shadow_of(int target);                           // under mutex_
   void drop_stale_shadow_mappings();                          // under mutex_

@@ -34,7 +34,9 @@ struct rank_pgas {
   std::unordered_map<std::uint64_t, void*> objects;
   std::uint64_t next_object = 0;
   std::unique_ptr<software_cache> cache;         // checkouts of memory reached by messages
-  std::atomic<std::int64_t> live_checkouts{0};   // direct and cached, not yet checked in
+  // Direct and cached, not yet checked in. Changed at every checkout and
+  // check-in: on a cache line of its own, away from the other ranks' state.
+  alignas(64) std::atomic<std::int64_t> live_checkouts{0};
 };
 
 /// One heap mapped into this process, unmapped at the end.

@@ -8,6 +8,7 @@
 
 #include "pgas/one_sided_heap.hpp"
 #include "pgas/state.hpp"
+#include "pgas/transfer_at_once.hpp"
 #include "rma/operations.hpp"
 #include "weft/pgas.hpp"
 
@@ -33,12 +34,10 @@ weft::rma::detail::transfer heap_transfer(int rank, std::uint64_t offset, std::s
 
 }  // namespace
 
-future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::size_t bytes, bool copy_source) {
-  if (src == nullptr && bytes != 0) throw std::invalid_argument("weft::put: null source buffer");
-  rank_comm& comm = weft::pgas::detail::current_comm();
+bool put_bytes_at_once(int rank, std::uint64_t offset, const void* src, std::size_t bytes) {
   if (std::byte* d = checked_address("put", rank, offset, bytes)) {
     if (bytes != 0) std::memmove(d, src, bytes);
-    return make_ready_future();
+    return true;
   }
   if (const one_sided_heap h = my_heap_one_sided(); h.ops != nullptr) {
     if (bytes != 0) {
@@ -46,8 +45,15 @@ future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::siz
       h.ops->flush(rank);  // remote completion: what the future promises
       count_one_sided(2);
     }
-    return make_ready_future();
+    return true;
   }
+  return false;
+}
+
+future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::size_t bytes, bool copy_source) {
+  if (src == nullptr && bytes != 0) throw std::invalid_argument("weft::put: null source buffer");
+  if (put_bytes_at_once(rank, offset, src, bytes)) return make_ready_future();
+  rank_comm& comm = weft::pgas::detail::current_comm();
   std::shared_ptr<std::byte[]> copy;
   if (copy_source && bytes != 0) {
     copy.reset(new std::byte[bytes]);
@@ -60,12 +66,10 @@ future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::siz
   return tracked(std::move(f), current().in_flight[static_cast<int>(kind::put)], std::move(copy));
 }
 
-future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
-  if (dst == nullptr && bytes != 0) throw std::invalid_argument("weft::get: null destination buffer");
-  rank_comm& comm = weft::pgas::detail::current_comm();
+bool get_bytes_at_once(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
   if (const std::byte* s = checked_address("get", rank, offset, bytes)) {
     if (bytes != 0) std::memmove(dst, s, bytes);
-    return make_ready_future();
+    return true;
   }
   if (const one_sided_heap h = my_heap_one_sided(); h.ops != nullptr) {
     if (bytes != 0) {
@@ -73,9 +77,15 @@ future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t by
       h.ops->flush(rank);
       count_one_sided(2);
     }
-    return make_ready_future();
+    return true;
   }
-  auto& origin = weft::rma::detail::state_of(comm);
+  return false;
+}
+
+future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
+  if (dst == nullptr && bytes != 0) throw std::invalid_argument("weft::get: null destination buffer");
+  if (get_bytes_at_once(rank, offset, dst, bytes)) return make_ready_future();
+  auto& origin = weft::rma::detail::state_of(weft::pgas::detail::current_comm());
   future<void> f =
       weft::rma::detail::send_get(origin, heap_transfer(rank, offset, bytes), static_cast<std::byte*>(dst), {});
   return tracked(std::move(f), current().in_flight[static_cast<int>(kind::get)]);
