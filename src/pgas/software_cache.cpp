@@ -197,27 +197,27 @@ std::byte* software_cache::checkout(int target, std::uint64_t offset, std::size_
   std::array<std::uint32_t, 8> few;
   std::vector<std::uint32_t> many(n > few.size() ? n : 0);
   const std::span<std::uint32_t> held = n > few.size() ? std::span(many) : std::span(few).first(n);
-  {
-    std::lock_guard g(mutex_);
-    map_storage();
-    ++stats_.cached_checkouts;
-  }
   // Every slot pinned is mostly a passing state: tasks of this rank that
   // suspended while their own checkouts fill (many of them when steals bring
   // in tasks while gets are on their way across nodes) check theirs in once
   // the bytes arrive. So wait for a slot, letting this worker's other tasks
   // run; only checkouts that stay held (across a wait for something else)
   // make it last, and then the job ends saying so.
-  const auto started = std::chrono::steady_clock::now();
-  for (;;) {
+  std::optional<std::chrono::steady_clock::time_point> started;  // the first wait
+  for (bool first_try = true;; first_try = false) {
     std::optional<int> pinned;
     {
       std::lock_guard g(mutex_);
+      if (first_try) {
+        map_storage();
+        ++stats_.cached_checkouts;
+      }
       pinned = pin_blocks(target, first, offset, bytes, held);
     }
     if (!pinned) break;
-    const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - started).count();
-    if (waited > full_cache_wait_s)
+    const auto now = std::chrono::steady_clock::now();
+    if (!started) started = now;
+    if (std::chrono::duration<double>(now - *started).count() > full_cache_wait_s)
       fail(describe(target, offset, bytes) + ": needs " + std::to_string(n) + " cache blocks, but live checkouts of rank " +
            std::to_string(me_) + " hold " + std::to_string(*pinned) + " of its " + std::to_string(slots_.size()) +
            " and none was checked in for " + std::to_string(static_cast<int>(full_cache_wait_s)) +
