@@ -305,7 +305,7 @@ namespace {
 /// Maps `block` bytes of the memory file `fd` from `file_offset` at `at`,
 /// replacing what was there.
 void map_slot_at(std::byte* at, std::size_t block, int fd, std::size_t file_offset, int rank) {
-  void* p = mmap(at, block, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED, fd, static_cast<off_t>(file_offset));
+  void* p = mmap(at, block, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_FIXED | MAP_POPULATE, fd, static_cast<off_t>(file_offset));
   if (p == MAP_FAILED) fail("software cache of rank " + std::to_string(rank) + ": " + sys_error("mmap"));
 }
 /// Places of stale shadow mappings kept, per slot of the cache: past it
