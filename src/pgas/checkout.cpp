@@ -51,7 +51,7 @@ std::byte* checkout_bytes(int rank, std::uint64_t offset, std::size_t bytes, acc
   token = checkout_token{&me, rank, offset, bytes, mode, false, nullptr, 0};
   if (bytes == 0) return nullptr;
   if (!me.cache->config().always)
-    if (std::byte* heap = address_of(rank, offset, true)) {
+    if (std::byte* heap = view_for(process(), me, rank, offset)) {
       me.cache->count_direct();
       return heap;
     }

@@ -94,6 +94,13 @@ void pgas_start(process_runtime& rt) {
     weft::rma::detail::state_of(*rt.comms[i]).segments.set_heap(r.base, g_pgas->segment);
   }
   if (shared) map_node_peers(*g_pgas, rt);
+  if (g_pgas->views_by_rank)
+    for (std::size_t i = 0; i < rt.local.size(); ++i) {
+      rank_pgas& r = *g_pgas->local[i];
+      r.views.assign(g_pgas->views.size(), nullptr);
+      for (int k = 0; k < g_pgas->nranks; ++k)
+        if (rt.transports[i]->same_node(k)) r.views[static_cast<std::size_t>(k)] = g_pgas->views[static_cast<std::size_t>(k)];
+    }
   register_one_sided(*g_pgas, rt);  // collective, like the mapping
 }
 }  // namespace

@@ -34,6 +34,10 @@ struct rank_pgas {
   std::unordered_map<std::uint64_t, void*> objects;
   std::uint64_t next_object = 0;
   std::unique_ptr<software_cache> cache;         // checkouts of memory reached by messages
+  // Where views are by rank (process_pgas::views_by_rank): the heaps this
+  // rank addresses, by world rank, the others null; found once rather
+  // than by asking the transport at every checkout.
+  std::vector<std::byte*> views;
   // Direct and cached, not yet checked in. Changed at every checkout and
   // check-in: on a cache line of its own, away from the other ranks' state.
   alignas(64) std::atomic<std::int64_t> live_checkouts{0};
@@ -79,6 +83,13 @@ inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexc
   std::byte* b = p.views[static_cast<std::size_t>(r)];
   if (b == nullptr || (p.views_by_rank && !caller_on_node_of(r))) return nullptr;
   return b + offset;
+}
+
+/// view() for the rank `me` (its own state at hand: no lookup of the
+/// calling rank or of its transport).
+inline std::byte* view_for(const process_pgas& p, const rank_pgas& me, int r, std::uint64_t offset) noexcept {
+  std::byte* b = (p.views_by_rank ? me.views : p.views)[static_cast<std::size_t>(r)];
+  return b != nullptr ? b + offset : nullptr;
 }
 
 /// Ends the job with "pgas <text>" naming the calling rank.
