@@ -114,8 +114,8 @@ std::optional<std::uint32_t> software_cache::claim(int target, std::uint64_t blo
   std::optional<std::uint32_t> best;
   if (!empty_.empty()) {
     auto pick = std::prev(empty_.end());
-    if (const auto sh = shadow_slot_.find(key(target, block)); sh != shadow_slot_.end())
-      if (const auto at = std::find(empty_.begin(), empty_.end(), sh->second); at != empty_.end()) pick = at;
+    if (const auto sh = shadow_slot_.find(key(target, block)); sh != shadow_slot_.end() && slots_[sh->second].target < 0)
+      pick = std::find(empty_.begin(), empty_.end(), sh->second);  // an empty slot is in empty_
     best = *pick;
     *pick = empty_.back();
     empty_.pop_back();
@@ -175,7 +175,8 @@ void software_cache::write_back(std::uint32_t i) {
   std::vector<future<void>> puts;  // those by message
   for (const auto& r : s.dirty.items()) {
     if (!weft::detail::pgas::put_bytes_at_once(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin))
-      puts.push_back(weft::detail::pgas::put_bytes(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin, true));
+      puts.push_back(
+          weft::detail::pgas::put_bytes_by_message(s.target, at + r.begin, memory(i) + r.begin, r.end - r.begin, true));
     ++stats_.write_backs;
     stats_.written_back_bytes += r.end - r.begin;
   }
@@ -282,7 +283,8 @@ void software_cache::fill(int target, std::span<const std::uint32_t> held, std::
           if (weft::detail::pgas::get_bytes_at_once(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin)) {
             s.valid.add(r.begin, r.end);
           } else {
-            gets.push_back(weft::detail::pgas::get_bytes(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
+            gets.push_back(
+                weft::detail::pgas::get_bytes_by_message(target, begin + r.begin, memory(i) + r.begin, r.end - r.begin));
             filling.push_back(r);
           }
           ++stats_.fetches;

@@ -39,10 +39,10 @@ rank_pgas* in_process(int r) noexcept {
   return g_pgas->local[static_cast<std::size_t>(local)].get();
 }
 
-bool caller_on_node_of(int r) noexcept {
+rank_pgas* caller_state() noexcept {
   auto* s = static_cast<weft::detail::scheduler*>(weft::detail::current_scheduler());
-  if (s == nullptr || s->comm == nullptr) return false;
-  return static_cast<rank_comm*>(s->comm)->transport->same_node(r);
+  if (s == nullptr || s->comm == nullptr) return nullptr;
+  return in_process(static_cast<rank_comm*>(s->comm)->rank);
 }
 
 void fail(const std::string& text) noexcept {
@@ -77,6 +77,12 @@ void pgas_start(process_runtime& rt) {
   for (std::size_t i = 0; i < rt.local.size(); ++i)
     p->local.push_back(std::make_unique<rank_pgas>(rt.first_rank + static_cast<int>(i), p->segment));
   for (auto& r : p->local) r->cache = std::make_unique<software_cache>(r->rank, p->cache, p->segment);
+  if (p->views_by_rank)
+    for (std::size_t i = 0; i < rt.local.size(); ++i) {
+      rank_pgas& r = *p->local[i];
+      r.on_node.resize(static_cast<std::size_t>(rt.world_size));
+      for (int k = 0; k < rt.world_size; ++k) r.on_node[static_cast<std::size_t>(k)] = rt.transports[i]->same_node(k);
+    }
   g_pgas = std::move(p);  // fail() below may name the rank
   check_cache_config(g_pgas->cache);
   // Ranks in other processes of this node map the heaps they share; in
@@ -94,13 +100,6 @@ void pgas_start(process_runtime& rt) {
     weft::rma::detail::state_of(*rt.comms[i]).segments.set_heap(r.base, g_pgas->segment);
   }
   if (shared) map_node_peers(*g_pgas, rt);
-  if (g_pgas->views_by_rank)
-    for (std::size_t i = 0; i < rt.local.size(); ++i) {
-      rank_pgas& r = *g_pgas->local[i];
-      r.views.assign(g_pgas->views.size(), nullptr);
-      for (int k = 0; k < g_pgas->nranks; ++k)
-        if (rt.transports[i]->same_node(k)) r.views[static_cast<std::size_t>(k)] = g_pgas->views[static_cast<std::size_t>(k)];
-    }
   register_one_sided(*g_pgas, rt);  // collective, like the mapping
 }
 }  // namespace

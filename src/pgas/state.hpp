@@ -34,10 +34,10 @@ struct rank_pgas {
   std::unordered_map<std::uint64_t, void*> objects;
   std::uint64_t next_object = 0;
   std::unique_ptr<software_cache> cache;         // checkouts of memory reached by messages
-  // Where views are by rank (process_pgas::views_by_rank): the heaps this
-  // rank addresses, by world rank, the others null; found once rather
-  // than by asking the transport at every checkout.
-  std::vector<std::byte*> views;
+  // Where views are by rank (process_pgas::views_by_rank): by world rank,
+  // whether that rank is on this rank's node, found once rather than by
+  // asking the transport at every access.
+  std::vector<std::uint8_t> on_node;
   // Direct and cached, not yet checked in. Changed at every checkout and
   // check-in: on a cache line of its own, away from the other ranks' state.
   alignas(64) std::atomic<std::int64_t> live_checkouts{0};
@@ -73,23 +73,26 @@ rank_comm& current_comm();
 /// The state of rank `r` if it lives in this process, else nullptr.
 rank_pgas* in_process(int r) noexcept;
 
-/// Whether the calling rank shares rank `r`'s node (false on a thread
-/// that is no rank's).
-bool caller_on_node_of(int r) noexcept;
+/// The calling rank's state, or nullptr on a thread that is no rank's.
+rank_pgas* caller_state() noexcept;
 
-/// The address of heap byte `offset` of rank `r` for the calling rank, or
-/// null when that rank reaches it by messages (another node).
-inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexcept {
+/// The address of heap byte `offset` of rank `r` for the rank `me`, or
+/// null when `me` reaches it by messages (another node).
+inline std::byte* view_for(const process_pgas& p, const rank_pgas& me, int r, std::uint64_t offset) noexcept {
   std::byte* b = p.views[static_cast<std::size_t>(r)];
-  if (b == nullptr || (p.views_by_rank && !caller_on_node_of(r))) return nullptr;
+  if (b == nullptr || (p.views_by_rank && me.on_node[static_cast<std::size_t>(r)] == 0)) return nullptr;
   return b + offset;
 }
 
-/// view() for the rank `me` (its own state at hand: no lookup of the
-/// calling rank or of its transport).
-inline std::byte* view_for(const process_pgas& p, const rank_pgas& me, int r, std::uint64_t offset) noexcept {
-  std::byte* b = (p.views_by_rank ? me.views : p.views)[static_cast<std::size_t>(r)];
-  return b != nullptr ? b + offset : nullptr;
+/// view_for() the calling rank; where views are by rank, null on a thread
+/// that is no rank's.
+inline std::byte* view(const process_pgas& p, int r, std::uint64_t offset) noexcept {
+  if (!p.views_by_rank) {
+    std::byte* b = p.views[static_cast<std::size_t>(r)];
+    return b != nullptr ? b + offset : nullptr;
+  }
+  const rank_pgas* me = caller_state();
+  return me != nullptr ? view_for(p, *me, r, offset) : nullptr;
 }
 
 /// Ends the job with "pgas <text>" naming the calling rank.

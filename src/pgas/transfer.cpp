@@ -50,9 +50,8 @@ bool put_bytes_at_once(int rank, std::uint64_t offset, const void* src, std::siz
   return false;
 }
 
-future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::size_t bytes, bool copy_source) {
-  if (src == nullptr && bytes != 0) throw std::invalid_argument("weft::put: null source buffer");
-  if (put_bytes_at_once(rank, offset, src, bytes)) return make_ready_future();
+future<void> put_bytes_by_message(int rank, std::uint64_t offset, const void* src, std::size_t bytes,
+                                  bool copy_source) {
   rank_comm& comm = weft::pgas::detail::current_comm();
   std::shared_ptr<std::byte[]> copy;
   if (copy_source && bytes != 0) {
@@ -64,6 +63,12 @@ future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::siz
   future<void> f = weft::rma::detail::send_put(origin, heap_transfer(rank, offset, bytes),
                                                static_cast<const std::byte*>(src), {}, {});
   return tracked(std::move(f), current().in_flight[static_cast<int>(kind::put)], std::move(copy));
+}
+
+future<void> put_bytes(int rank, std::uint64_t offset, const void* src, std::size_t bytes, bool copy_source) {
+  if (src == nullptr && bytes != 0) throw std::invalid_argument("weft::put: null source buffer");
+  if (put_bytes_at_once(rank, offset, src, bytes)) return make_ready_future();
+  return put_bytes_by_message(rank, offset, src, bytes, copy_source);
 }
 
 bool get_bytes_at_once(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
@@ -82,13 +87,17 @@ bool get_bytes_at_once(int rank, std::uint64_t offset, void* dst, std::size_t by
   return false;
 }
 
-future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
-  if (dst == nullptr && bytes != 0) throw std::invalid_argument("weft::get: null destination buffer");
-  if (get_bytes_at_once(rank, offset, dst, bytes)) return make_ready_future();
+future<void> get_bytes_by_message(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
   auto& origin = weft::rma::detail::state_of(weft::pgas::detail::current_comm());
   future<void> f =
       weft::rma::detail::send_get(origin, heap_transfer(rank, offset, bytes), static_cast<std::byte*>(dst), {});
   return tracked(std::move(f), current().in_flight[static_cast<int>(kind::get)]);
+}
+
+future<void> get_bytes(int rank, std::uint64_t offset, void* dst, std::size_t bytes) {
+  if (dst == nullptr && bytes != 0) throw std::invalid_argument("weft::get: null destination buffer");
+  if (get_bytes_at_once(rank, offset, dst, bytes)) return make_ready_future();
+  return get_bytes_by_message(rank, offset, dst, bytes);
 }
 
 void cache_release_for(const char* what);  // checkout.cpp
